@@ -1,0 +1,18 @@
+from __future__ import annotations
+
+from django.apps import AppConfig
+from django.core import checks
+from django.utils.translation import gettext_lazy as _
+
+
+class AgentSessionsConfig(AppConfig):
+    name = "django_agent_sessions"
+    verbose_name = _("Agent sessions")
+    default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        # Registering checks has no side effect beyond Django's check registry.
+        from django_agent_sessions import checks as app_checks
+
+        checks.register(app_checks.check_settings)
+        checks.register(app_checks.check_databases, checks.Tags.database)

@@ -1,0 +1,47 @@
+"""Settings for django-agent-sessions, read lazily from ``settings.AGENT_SESSIONS``.
+
+Every value is looked up on access, never at import time, so ``override_settings``
+works in tests and projects may configure the app after importing it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from django.conf import settings
+
+DEFAULTS: dict[str, Any] = {
+    # Dotted path to an agents.Agent, or to a callable returning one (it may take the scope).
+    "AGENT": None,
+    # Anonymous websocket users may chat; their sessions are bound to the Django session key.
+    "ALLOW_ANONYMOUS": False,
+    # Largest inbound websocket frame, in bytes; larger ones get an error frame.
+    "MAX_MESSAGE_BYTES": 64 * 1024,
+    # Largest single stored item, in bytes of its JSON text. None disables the cap.
+    "MAX_ITEM_BYTES": 4 * 1024 * 1024,
+    # Deepest nesting of lists and objects inside one item.
+    "MAX_ITEM_DEPTH": 100,
+    # Conversations with no activity for this long are pruned (e.g. "30d"); None keeps them.
+    "RETENTION": None,
+    # Run DjangoSession's database work in the single shared sync thread, as Django's own
+    # async ORM does (True), or in a thread pool with one connection per thread (False).
+    "THREAD_SENSITIVE": True,
+}
+
+
+class Settings:
+    """Attribute access to ``AGENT_SESSIONS`` merged over :data:`DEFAULTS`."""
+
+    @property
+    def _user_settings(self) -> Mapping[str, Any]:
+        value = getattr(settings, "AGENT_SESSIONS", {})
+        return value if isinstance(value, Mapping) else {}
+
+    def __getattr__(self, name: str) -> Any:
+        if name not in DEFAULTS:
+            raise AttributeError(f"Unknown AGENT_SESSIONS setting: {name!r}")
+        return self._user_settings.get(name, DEFAULTS[name])
+
+
+app_settings = Settings()

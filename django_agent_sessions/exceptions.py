@@ -1,0 +1,21 @@
+"""Exceptions raised by django-agent-sessions."""
+
+from __future__ import annotations
+
+from django.core.exceptions import PermissionDenied
+
+
+class SessionOwnershipError(PermissionDenied):
+    """The conversation exists and belongs to another user (or to nobody).
+
+    Raised by every ``DjangoSession`` method when the session was built with
+    ``owner=user`` and the stored row is not that user's. Nothing is read or written.
+    Being a ``PermissionDenied``, it becomes a 403 in a Django view.
+    """
+
+
+class ItemRejected(ValueError):
+    """An item cannot be stored exactly; the message names the item and the reason.
+
+    Raised by ``DjangoSession.add_items`` before anything of the batch is written.
+    """

@@ -1,0 +1,83 @@
+"""Conversations and their items.
+
+Items are ordered by their auto-increment primary key, never by timestamp. Every writer
+first locks its conversation row (see ``storage.py``), so within one conversation ids are
+assigned in commit order on every backend.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from django.db import models
+from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
+
+from django_agent_sessions import serialization
+
+SESSION_ID_MAX_LENGTH = 255
+
+
+class AgentSession(models.Model):
+    """One conversation: the SDK's ``session_id`` plus its owner and browsing metadata."""
+
+    session_id = models.CharField(_("session id"), max_length=SESSION_ID_MAX_LENGTH, unique=True)
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        verbose_name=_("owner"),
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="agent_sessions",
+    )
+    title = models.CharField(_("title"), max_length=255, blank=True)
+    metadata = models.JSONField(_("metadata"), default=dict, blank=True)
+    # Kept up to date by every write, so lists never need a COUNT per conversation.
+    item_count = models.PositiveIntegerField(_("items"), default=0, editable=False)
+    created_at = models.DateTimeField(_("created"), default=timezone.now, editable=False)
+    updated_at = models.DateTimeField(
+        _("last activity"), default=timezone.now, db_index=True, editable=False
+    )
+
+    class Meta:
+        verbose_name = _("conversation")
+        verbose_name_plural = _("conversations")
+        indexes = [models.Index(fields=["owner", "-updated_at"], name="agent_sess_owner_recent")]
+
+    def __str__(self) -> str:
+        return self.title or self.session_id
+
+
+class SessionItem(models.Model):
+    """One SDK input item (a ``TResponseInputItem`` dict), stored as exact JSON text."""
+
+    id = models.BigAutoField(primary_key=True)
+    session = models.ForeignKey(
+        AgentSession,
+        verbose_name=_("conversation"),
+        on_delete=models.CASCADE,
+        related_name="items",
+        # The (session, id) index below serves every lookup by session.
+        db_index=False,
+    )
+    payload = models.TextField(_("payload"))
+    item_type = models.CharField(_("type"), max_length=64, blank=True)
+    role = models.CharField(_("role"), max_length=32, blank=True)
+    call_id = models.CharField(_("call id"), max_length=255, blank=True)
+    preview = models.CharField(_("preview"), max_length=200, blank=True)
+    created_at = models.DateTimeField(_("created"), default=timezone.now, editable=False)
+
+    class Meta:
+        verbose_name = _("item")
+        verbose_name_plural = _("items")
+        ordering = ["session", "id"]
+        indexes = [models.Index(fields=["session", "id"], name="agent_item_session_order")]
+
+    def __str__(self) -> str:
+        return f"{self.item_type or 'item'} #{self.pk}"
+
+    @property
+    def data(self) -> Any:
+        """The stored item, decoded."""
+        return serialization.loads(self.payload)

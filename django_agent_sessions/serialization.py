@@ -1,0 +1,186 @@
+"""Turning SDK input items into their stored form and back. No database access here.
+
+Items are stored as JSON *text*, not as a JSON column: PostgreSQL's ``jsonb`` reorders
+object keys and rejects strings containing ``\\u0000``, and every JSON column type loses
+the difference between ``1.0`` and ``1`` on some backend. Text round-trips exactly on
+every database Django supports.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+PREVIEW_CHARS = 200
+_OUTPUT_SUFFIX = "_output"
+
+
+@dataclass(frozen=True)
+class EncodedItem:
+    """One item ready to insert: its JSON text and the columns used for browsing."""
+
+    payload: str
+    item_type: str
+    role: str
+    call_id: str
+    preview: str
+
+
+def encode_items(items: list[Any], *, max_bytes: int | None, max_depth: int) -> list[EncodedItem]:
+    """Validate and encode a whole batch, or raise before anything is stored."""
+    if not isinstance(items, list | tuple):
+        raise TypeError(f"add_items() takes a list of items, not {type(items).__name__}")
+    return [
+        encode_item(item, index=index, max_bytes=max_bytes, max_depth=max_depth)
+        for index, item in enumerate(items)
+    ]
+
+
+def encode_item(item: Any, *, index: int, max_bytes: int | None, max_depth: int) -> EncodedItem:
+    """Encode one item; errors name its position in the batch and the problem."""
+    if not isinstance(item, Mapping):
+        raise TypeError(f"item {index}: an item must be a dict, not {type(item).__name__}")
+    check_json_value(item, where=f"item {index}", max_depth=max_depth)
+    payload = dumps(item)
+    if max_bytes is not None:
+        size = len(payload.encode("utf-8"))
+        if size > max_bytes:
+            raise ValueError(
+                f"item {index}: {size} bytes of JSON exceeds "
+                f"AGENT_SESSIONS['MAX_ITEM_BYTES'] ({max_bytes})"
+            )
+    return EncodedItem(
+        payload=payload,
+        item_type=column_text(item_type(item), 64),
+        role=column_text(_str_field(item, "role"), 32),
+        call_id=column_text(_str_field(item, "call_id"), 255),
+        preview=preview(item),
+    )
+
+
+def column_text(text: str, max_length: int) -> str:
+    """``text`` made safe for a browsing column: PostgreSQL text rejects NUL, and no
+    database stores a lone surrogate. The exact value is always in the payload."""
+    text = text.replace("\x00", "")
+    return text.encode("utf-8", "replace").decode("utf-8")[:max_length]
+
+
+def check_json_value(value: Any, *, where: str, max_depth: int) -> None:
+    """Raise if ``value`` would not come back from storage exactly as it went in.
+
+    Walks iteratively, so a hostile, deeply nested item cannot exhaust the stack.
+    """
+    stack: list[tuple[Any, int, str]] = [(value, 1, "")]
+    while stack:
+        node, depth, path = stack.pop()
+        if isinstance(node, str | bool | int) or node is None:
+            continue
+        if isinstance(node, float):
+            if not math.isfinite(node):
+                raise ValueError(f"{where}{path}: {node!r} is not a valid JSON number")
+            continue
+        if depth > max_depth:
+            raise ValueError(
+                f"{where}{path}: nesting deeper than AGENT_SESSIONS['MAX_ITEM_DEPTH'] ({max_depth})"
+            )
+        if isinstance(node, Mapping):
+            for key, child in node.items():
+                if not isinstance(key, str):
+                    raise TypeError(
+                        f"{where}{path}: object key {key!r} is {type(key).__name__}, "
+                        "JSON keys must be str"
+                    )
+                stack.append((child, depth + 1, f"{path}[{key!r}]"))
+        elif isinstance(node, list | tuple):
+            stack.extend((child, depth + 1, f"{path}[{i}]") for i, child in enumerate(node))
+        else:
+            raise TypeError(f"{where}{path}: {type(node).__name__} is not JSON serializable")
+
+
+def dumps(item: Mapping[str, Any]) -> str:
+    """Compact JSON text; falls back to ASCII escapes for lone surrogates."""
+    text = json.dumps(item, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        # A lone surrogate (valid in JSON text as an escape) cannot be stored as UTF-8.
+        text = json.dumps(item, ensure_ascii=True, separators=(",", ":"), allow_nan=False)
+    return text
+
+
+def loads(payload: str) -> Any:
+    return json.loads(payload)
+
+
+def item_type(item: Mapping[str, Any]) -> str:
+    """The item's ``type``; the SDK's easy input messages omit it and mean ``message``."""
+    value = item.get("type")
+    if isinstance(value, str) and value:
+        return value
+    return "message" if "role" in item else "unknown"
+
+
+def is_call_output(item: Mapping[str, Any]) -> bool:
+    return item_type(item).endswith(_OUTPUT_SUFFIX) and bool(_str_field(item, "call_id"))
+
+
+def message_text(item: Mapping[str, Any]) -> str:
+    """The plain text of a message item (input or output content parts)."""
+    content = item.get("content")
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        return ""
+    parts = []
+    for part in content:
+        if isinstance(part, Mapping):
+            text = part.get("text", part.get("refusal"))
+            if isinstance(text, str):
+                parts.append(text)
+    return "".join(parts)
+
+
+def preview(item: Mapping[str, Any]) -> str:
+    """A short, single-line description for lists and search."""
+    kind = item_type(item)
+    if kind == "message":
+        text = message_text(item)
+    elif kind.endswith(_OUTPUT_SUFFIX):
+        output = item.get("output")
+        text = output if isinstance(output, str) else json.dumps(output, ensure_ascii=False)
+    elif kind == "function_call":
+        text = f"{_str_field(item, 'name')}({_str_field(item, 'arguments')})"
+    elif kind == "reasoning":
+        summary = item.get("summary")
+        text = message_text({"content": summary}) if isinstance(summary, list) else ""
+    else:
+        text = _str_field(item, "name") or kind
+    return column_text(" ".join(text.split()), PREVIEW_CHARS)
+
+
+def _str_field(item: Mapping[str, Any], key: str) -> str:
+    value = item.get(key)
+    return value if isinstance(value, str) else ""
+
+
+def drop_orphan_outputs(items: list[Any]) -> list[Any]:
+    """Remove tool outputs whose call is not among ``items``.
+
+    A ``limit`` window can start between a tool call and its output. The model API
+    rejects an output without its call, and a person paging history cannot read it, so
+    a limited read leaves such outputs out (it may then return fewer than ``limit``).
+    """
+    call_ids = {
+        item.get("call_id")
+        for item in items
+        if isinstance(item, Mapping) and not is_call_output(item)
+    }
+    return [
+        item
+        for item in items
+        if not (isinstance(item, Mapping) and is_call_output(item))
+        or item.get("call_id") in call_ids
+    ]

@@ -1,0 +1,184 @@
+"""``DjangoSession``: the Agents SDK ``Session`` protocol on the Django ORM."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from agents.memory.session_settings import (
+    SessionSettings,
+    coerce_session_settings,
+    resolve_session_limit,
+)
+from asgiref.sync import sync_to_async
+from django.db import router
+
+from django_agent_sessions import serialization, storage
+from django_agent_sessions.conf import app_settings
+from django_agent_sessions.models import SESSION_ID_MAX_LENGTH, AgentSession
+
+if TYPE_CHECKING:
+    from agents.items import TResponseInputItem
+
+_T = TypeVar("_T")
+
+
+class DjangoSession:
+    """Conversation history for one ``session_id``, stored through the Django ORM.
+
+    Implements ``agents.memory.Session`` structurally, so it can be passed as
+    ``session=`` to ``Runner.run``, ``Runner.run_streamed`` and ``Runner.run_sync``.
+    Each method is one ``sync_to_async`` hop into one transaction; it holds no
+    per-event-loop state, so one instance may be used from several threads and loops.
+
+    Args:
+        session_id: The conversation's id: a non-empty ``str`` of at most 255 characters.
+        owner: A saved user. The first write creates the conversation owned by this
+            user; if it exists and belongs to anyone else (or to nobody), every method
+            raises ``SessionOwnershipError`` and reads and writes nothing. ``None`` means
+            trusted server code and skips the check.
+        session_settings: ``SessionSettings`` or a dict of its fields; its ``limit`` is
+            the default for ``get_items``.
+        using: Database alias. Defaults to the router's write database for the app's
+            models; reads go there too, so a run always sees its own writes.
+    """
+
+    session_settings: SessionSettings | None
+
+    def __init__(
+        self,
+        session_id: str,
+        *,
+        owner: Any = None,
+        session_settings: SessionSettings | dict[str, Any] | None = None,
+        using: str | None = None,
+    ) -> None:
+        self.session_id = _validated_session_id(session_id)
+        self.owner_id = _owner_pk(owner)
+        self.session_settings = (
+            coerce_session_settings(session_settings)
+            if session_settings is not None
+            else SessionSettings()
+        )
+        self.using = using or router.db_for_write(AgentSession)
+
+    def __repr__(self) -> str:
+        return f"<DjangoSession {self.session_id!r} owner_id={self.owner_id!r}>"
+
+    @property
+    def _scope(self) -> storage.Scope:
+        return storage.Scope(self.session_id, self.owner_id, self.using)
+
+    async def get_items(self, limit: int | None = None) -> list[TResponseInputItem]:
+        """Retrieve the conversation history.
+
+        Args:
+            limit: The newest ``limit`` items, oldest first. ``None`` uses
+                ``session_settings.limit``, and if that is ``None`` too, all items.
+                ``0`` or less returns ``[]``. A limited window leaves out tool outputs
+                whose call fell outside it, so it may hold fewer than ``limit`` items.
+
+        Returns:
+            The items; ``[]`` for a conversation that does not exist.
+        """
+        resolved = resolve_session_limit(limit, self.session_settings)
+        return await _hop(storage.read_items, self._scope, resolved)
+
+    async def add_items(self, items: list[TResponseInputItem]) -> None:
+        """Append ``items`` as one atomic, ordered batch.
+
+        Every item is validated first: one that is not JSON (or not exactly so), nests
+        deeper than ``AGENT_SESSIONS["MAX_ITEM_DEPTH"]`` or is larger than
+        ``AGENT_SESSIONS["MAX_ITEM_BYTES"]`` raises ``ValueError``/``TypeError`` naming
+        it, and nothing of the batch is written. ``[]`` does nothing.
+        """
+        encoded = serialization.encode_items(
+            items,
+            max_bytes=app_settings.MAX_ITEM_BYTES,
+            max_depth=app_settings.MAX_ITEM_DEPTH,
+        )
+        if not encoded:
+            return
+        title = _title_from(items)
+        await _await_outcome(_hop(storage.append_items, self._scope, encoded, title))
+
+    async def pop_item(self) -> TResponseInputItem | None:
+        """Remove and return the newest item, or ``None`` when there is none.
+
+        Concurrent pops from any number of instances, threads or processes each claim
+        a different item; none is returned twice and none is lost.
+        """
+        return await _await_outcome(_hop(storage.pop_newest, self._scope))
+
+    async def clear_session(self) -> None:
+        """Remove every item. The conversation (its owner and title) stays."""
+        await _await_outcome(_hop(storage.clear, self._scope))
+
+
+def _validated_session_id(session_id: Any) -> str:
+    if not isinstance(session_id, str):
+        raise ValueError(f"session_id must be a str, not {type(session_id).__name__}")
+    if not session_id.strip():
+        raise ValueError("session_id must not be empty or blank")
+    if len(session_id) > SESSION_ID_MAX_LENGTH:
+        raise ValueError(
+            f"session_id is {len(session_id)} characters; at most {SESSION_ID_MAX_LENGTH} fit"
+        )
+    if "\x00" in session_id:
+        raise ValueError("session_id must not contain NUL characters")
+    try:
+        session_id.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ValueError("session_id must be valid Unicode (it has a lone surrogate)") from None
+    return session_id
+
+
+def _owner_pk(owner: Any) -> Any:
+    if owner is None:
+        return None
+    if getattr(owner, "is_anonymous", False):
+        raise ValueError(
+            "owner is an anonymous user; pass a saved user, or owner=None for trusted code"
+        )
+    pk = getattr(owner, "pk", None)
+    if pk is None:
+        raise ValueError("owner must be a saved user (it has no primary key)")
+    return pk
+
+
+def _title_from(items: list[Any]) -> str:
+    """A default conversation title: the start of the first user message."""
+    for item in items:
+        if serialization.item_type(item) == "message" and item.get("role") == "user":
+            text = " ".join(serialization.message_text(item).split())
+            if text:
+                return serialization.column_text(text, 80)
+    return ""
+
+
+def _hop(function: Callable[..., _T], *args: Any) -> Awaitable[_T]:
+    """One hop into the sync world, as Django's own async ORM makes it."""
+    return sync_to_async(function, thread_sensitive=app_settings.THREAD_SENSITIVE)(*args)
+
+
+async def _await_outcome(awaitable: Awaitable[_T]) -> _T:
+    """Wait for a write's real outcome even if the caller is cancelled meanwhile.
+
+    A cancelled ``sync_to_async`` call either commits after its caller was told it was
+    cancelled or, if still queued, is dropped. Instead the write always finishes, and
+    the cancellation is re-raised after it, so "cancelled" never hides a commit and a
+    completed ``add_items`` is never silently lost. The SDK's own backends do the same.
+    """
+    task = asyncio.ensure_future(awaitable)
+    cancelled: asyncio.CancelledError | None = None
+    while not task.done():
+        try:
+            await asyncio.wait({task})
+        except asyncio.CancelledError as error:
+            cancelled = cancelled or error
+    if cancelled is not None:
+        if not task.cancelled():
+            task.exception()  # retrieved, so asyncio does not log it as lost
+        raise cancelled
+    return task.result()

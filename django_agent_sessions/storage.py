@@ -1,0 +1,245 @@
+"""The synchronous, transactional half of ``DjangoSession``.
+
+Each public function here is one whole operation: ``DjangoSession`` calls exactly one of
+them per ``sync_to_async`` hop. Every mutation's first statement is an ``UPDATE`` of the
+conversation row. That takes the row lock on PostgreSQL and the write lock on SQLite, so
+concurrent writers to one conversation are serialised for the whole transaction: ids are
+assigned in commit order, batches never interleave, and a pop claims exactly one item.
+Raw SQL is used only where the ORM has no single-statement form (``UPDATE ... RETURNING``,
+``DELETE ... RETURNING``); it needs SQLite >= 3.35 or PostgreSQL (a system check says so).
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+from django.db import connections, transaction
+from django.db.backends.base.base import BaseDatabaseWrapper
+from django.utils import timezone
+
+from django_agent_sessions import serialization
+from django_agent_sessions.exceptions import SessionOwnershipError
+from django_agent_sessions.models import AgentSession, SessionItem
+from django_agent_sessions.serialization import EncodedItem
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Scope:
+    """Which conversation an operation targets, and on whose behalf.
+
+    ``owner_id`` None means trusted server code: no ownership check.
+    """
+
+    session_id: str
+    owner_id: Any
+    using: str
+
+
+@dataclass(frozen=True)
+class _Locked:
+    pk: int
+    owner_id: Any
+
+
+def read_items(scope: Scope, limit: int | None) -> list[Any]:
+    """The newest ``limit`` items (all when None), oldest first, in one query."""
+    connection = _connection(scope.using)
+    # A non-positive limit still runs the (one-row) query, so that a foreign
+    # conversation is refused rather than answered with an empty list.
+    sql, params = _read_sql(connection, scope.session_id, limit)
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        rows = cursor.fetchall()
+    if not rows:
+        return []
+    _check_owner(scope, rows[0][0])
+    if limit is not None and limit <= 0:
+        return []
+    payloads = [payload for _, payload in rows if payload is not None]
+    if limit is not None:
+        payloads.reverse()
+    items = _decode_all(payloads)
+    if limit is not None:
+        items = serialization.drop_orphan_outputs(items)
+    return items
+
+
+def append_items(scope: Scope, encoded: list[EncodedItem], title: str) -> None:
+    """Store a validated batch after the conversation's last item, atomically."""
+    connection = _connection(scope.using)
+    now = timezone.now()
+    with transaction.atomic(using=scope.using):
+        locked = _lock(connection, scope, now, count_delta=len(encoded), title=title)
+        if locked is None:
+            _create(scope, now, title)
+            locked = _lock(connection, scope, now, count_delta=len(encoded), title=title)
+            assert locked is not None, "the conversation row was just created"
+        _check_owner(scope, locked.owner_id)
+        SessionItem.objects.using(scope.using).bulk_create(
+            [
+                SessionItem(
+                    session_id=locked.pk,
+                    payload=item.payload,
+                    item_type=item.item_type,
+                    role=item.role,
+                    call_id=item.call_id,
+                    preview=item.preview,
+                    created_at=now,
+                )
+                for item in encoded
+            ]
+        )
+
+
+def pop_newest(scope: Scope) -> Any:
+    """Remove and return the newest item, or None; exactly once under concurrency."""
+    connection = _connection(scope.using)
+    now = timezone.now()
+    with transaction.atomic(using=scope.using):
+        locked = _lock(connection, scope, now, count_delta=-1)
+        if locked is None:
+            return None
+        _check_owner(scope, locked.owner_id)
+        sql = (
+            f"DELETE FROM {_table(connection, SessionItem)} WHERE id = ("
+            f"SELECT id FROM {_table(connection, SessionItem)} WHERE session_id = %s "
+            "ORDER BY id DESC LIMIT 1) RETURNING payload"
+        )
+        with connection.cursor() as cursor:
+            while True:
+                cursor.execute(sql, [locked.pk])
+                row = cursor.fetchone()
+                if row is None:
+                    return None
+                decoded = _decode_all([row[0]])
+                if decoded:
+                    return decoded[0]
+                # A row that no longer decodes is dropped; keep looking for a real item.
+
+
+def clear(scope: Scope) -> None:
+    """Delete every item; the conversation row (owner, title) stays."""
+    connection = _connection(scope.using)
+    with transaction.atomic(using=scope.using):
+        locked = _lock(connection, scope, timezone.now(), count_delta=None)
+        if locked is None:
+            return
+        _check_owner(scope, locked.owner_id)
+        delete_items_of(connection, [locked.pk])
+
+
+def delete_items_of(connection: BaseDatabaseWrapper, session_pks: list[int]) -> int:
+    """One DELETE for the items of these conversations; never loads them."""
+    if not session_pks:
+        return 0
+    placeholders = ", ".join(["%s"] * len(session_pks))
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"DELETE FROM {_table(connection, SessionItem)} WHERE session_id IN ({placeholders})",
+            session_pks,
+        )
+        return int(cursor.rowcount)
+
+
+def _lock(
+    connection: BaseDatabaseWrapper,
+    scope: Scope,
+    now: Any,
+    *,
+    count_delta: int | None,
+    title: str = "",
+) -> _Locked | None:
+    """Write the conversation row first: it is the lock every mutation queues on."""
+    assignments = ["updated_at = %s"]
+    params: list[Any] = [connection.ops.adapt_datetimefield_value(now)]
+    if count_delta is None:
+        assignments.append("item_count = 0")
+    elif count_delta >= 0:
+        assignments.append("item_count = item_count + %s")
+        params.append(count_delta)
+    else:
+        assignments.append("item_count = CASE WHEN item_count > 0 THEN item_count - 1 ELSE 0 END")
+    if title:
+        assignments.append("title = CASE WHEN title = '' THEN %s ELSE title END")
+        params.append(title)
+    params.append(scope.session_id)
+    sql = (
+        f"UPDATE {_table(connection, AgentSession)} SET {', '.join(assignments)} "
+        "WHERE session_id = %s RETURNING id, owner_id"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        row = cursor.fetchone()
+    return None if row is None else _Locked(pk=row[0], owner_id=row[1])
+
+
+def _create(scope: Scope, now: Any, title: str) -> None:
+    # ignore_conflicts: a concurrent first writer may have created it; then the
+    # following _lock() waits for that writer and the owner check decides.
+    AgentSession.objects.using(scope.using).bulk_create(
+        [
+            AgentSession(
+                session_id=scope.session_id,
+                owner_id=scope.owner_id,
+                title=title,
+                created_at=now,
+                updated_at=now,
+            )
+        ],
+        ignore_conflicts=True,
+    )
+
+
+def _check_owner(scope: Scope, stored_owner_id: Any) -> None:
+    if scope.owner_id is not None and stored_owner_id != scope.owner_id:
+        raise SessionOwnershipError(
+            "This conversation belongs to another user."  # same words whoever owns it
+        )
+
+
+def _read_sql(
+    connection: BaseDatabaseWrapper, session_id: str, limit: int | None
+) -> tuple[str, list[Any]]:
+    # LEFT JOIN: one row with a NULL payload still tells us the owner of an empty
+    # conversation, so the ownership check costs no second query.
+    sql = (
+        f"SELECT s.owner_id, i.payload FROM {_table(connection, AgentSession)} s "
+        f"LEFT JOIN {_table(connection, SessionItem)} i ON i.session_id = s.id "
+        "WHERE s.session_id = %s "
+    )
+    if limit is None:
+        return sql + "ORDER BY i.id ASC", [session_id]
+    return sql + "ORDER BY i.id DESC LIMIT %s", [session_id, max(limit, 1)]
+
+
+def _decode_all(payloads: list[str]) -> list[Any]:
+    items = []
+    for payload in payloads:
+        try:
+            items.append(serialization.loads(payload))
+        except ValueError:
+            # Only a hand-edited row can get here: writes are validated. Skipping it, as
+            # the SDK's own backends do, keeps the conversation usable.
+            logger.warning("Skipping a stored session item that is not valid JSON.")
+    return items
+
+
+def _table(connection: BaseDatabaseWrapper, model: type[Any]) -> str:
+    return str(connection.ops.quote_name(model._meta.db_table))
+
+
+def _connection(using: str) -> BaseDatabaseWrapper:
+    """The connection for ``using``, replaced first if its last query broke it.
+
+    Consumers and run_sync threads live longer than a request, so Django's own
+    per-request cleanup never runs for them; without this, one database restart
+    would fail every later operation on that thread.
+    """
+    connection = connections[using]
+    if connection.errors_occurred and not connection.in_atomic_block:
+        connection.close_if_unusable_or_obsolete()
+    return connection

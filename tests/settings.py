@@ -1,0 +1,112 @@
+"""Settings for the test suite.
+
+``AGENT_SESSIONS_TEST_DB`` chooses the database: ``sqlite`` (default; a file, because
+Django's shared-cache in-memory test database fails under concurrent threads) or
+``postgres`` (libpq's ``PGHOST``/``PGPORT``/``PGUSER``/``PGPASSWORD``, as set by
+``bin/test``). ``REDIS_URL`` switches the channel layer to channels_redis.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+BASE_DIR = Path(__file__).resolve().parent
+ARTIFACTS_DIR = Path(os.environ.get("TEST_ARTIFACTS_DIR", BASE_DIR.parent / "test-artifacts"))
+
+SECRET_KEY = "tests-only-not-secret"
+DEBUG = False
+ALLOWED_HOSTS = ["localhost", "127.0.0.1", "testserver"]
+USE_TZ = True
+TIME_ZONE = "UTC"
+
+INSTALLED_APPS = [
+    "daphne",
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "channels",
+    "django_agent_sessions",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+]
+
+ROOT_URLCONF = "tests.urls"
+ASGI_APPLICATION = "tests.asgi.application"
+STATIC_URL = "/static/"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ]
+        },
+    }
+]
+
+TEST_DB = os.environ.get("AGENT_SESSIONS_TEST_DB", "sqlite")
+# Worker processes started by the tests point straight at the running test database.
+_DB_NAME = os.environ.get("AGENT_SESSIONS_DB_NAME")
+
+if TEST_DB == "postgres":
+    DATABASES = {
+        "default": {
+            "ENGINE": "django.db.backends.postgresql",
+            "NAME": _DB_NAME or os.environ.get("PGDATABASE", "agent_sessions"),
+            "USER": os.environ.get("PGUSER", "postgres"),
+            "PASSWORD": os.environ.get("PGPASSWORD", ""),
+            "HOST": os.environ.get("PGHOST", "127.0.0.1"),
+            "PORT": os.environ.get("PGPORT", "5432"),
+        }
+    }
+elif TEST_DB == "sqlite":
+    _sqlite_dir = Path(os.environ.get("TEST_SQLITE_DIR", BASE_DIR.parent / ".services"))
+    DATABASES = {
+        "default": {
+            "ENGINE": "django.db.backends.sqlite3",
+            "NAME": _DB_NAME or str(_sqlite_dir / "agent_sessions.sqlite3"),
+            "OPTIONS": {
+                "transaction_mode": "IMMEDIATE",
+                "timeout": 20,
+                "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL",
+            },
+            "TEST": {"NAME": str(_sqlite_dir / f"test_{os.getpid()}.sqlite3")},
+        }
+    }
+else:
+    raise RuntimeError(f"AGENT_SESSIONS_TEST_DB must be 'sqlite' or 'postgres', not {TEST_DB!r}")
+
+if os.environ.get("REDIS_URL"):
+    CHANNEL_LAYERS = {
+        "default": {
+            "BACKEND": "channels_redis.core.RedisChannelLayer",
+            "CONFIG": {"hosts": [os.environ["REDIS_URL"]]},
+        }
+    }
+else:
+    CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+
+AGENT_SESSIONS: dict[str, object] = {}
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "root": {"handlers": ["console"], "level": "WARNING"},
+}

@@ -1,0 +1,239 @@
+"""DjangoSession's protocol behaviour, on whichever database the run uses."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+from agents.memory import Session, SessionSettings
+from django.contrib.auth.models import AnonymousUser, User
+
+from django_agent_sessions import DjangoSession
+from django_agent_sessions.exceptions import SessionOwnershipError
+from django_agent_sessions.models import AgentSession, SessionItem
+from tests.conftest import assistant_message, user_message
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def numbered(n: int) -> list[dict[str, str]]:
+    return [user_message(f"message {i}") for i in range(n)]
+
+
+def texts(items: list) -> list[str]:
+    return [item["content"] for item in items]
+
+
+def test_is_a_session_protocol_instance(make_session):
+    assert isinstance(make_session(), Session)
+
+
+async def test_items_come_back_in_order(make_session):
+    session = make_session()
+    await session.add_items(numbered(3))
+    await session.add_items(numbered(5)[3:])
+    assert texts(await session.get_items()) == [f"message {i}" for i in range(5)]
+
+
+@pytest.mark.parametrize(
+    ("limit", "expected"),
+    [
+        (None, list(range(6))),
+        (2, [4, 5]),
+        (6, list(range(6))),
+        (50, list(range(6))),
+        (0, []),
+        (-1, []),
+        (-100, []),
+    ],
+)
+async def test_get_items_limit(make_session, limit, expected):
+    session = make_session()
+    await session.add_items(numbered(6))
+    assert texts(await session.get_items(limit)) == [f"message {i}" for i in expected]
+
+
+@pytest.mark.parametrize("settings_value", [SessionSettings(limit=3), {"limit": 3}])
+async def test_session_settings_limit_is_the_default(make_session, settings_value):
+    session = make_session(session_settings=settings_value)
+    await session.add_items(numbered(5))
+    assert texts(await session.get_items()) == ["message 2", "message 3", "message 4"]
+    # An explicit limit overrides the settings.
+    assert texts(await session.get_items(1)) == ["message 4"]
+    assert texts(await session.get_items(10)) == [f"message {i}" for i in range(5)]
+
+
+async def test_sessions_are_isolated_by_id(make_session):
+    first, second = make_session("a"), make_session("b")
+    await first.add_items([user_message("for a")])
+    await second.add_items([user_message("for b")])
+    assert texts(await first.get_items()) == ["for a"]
+    assert texts(await second.get_items()) == ["for b"]
+    await first.clear_session()
+    assert texts(await second.get_items()) == ["for b"]
+
+
+async def test_a_second_instance_sees_the_same_history(make_session):
+    await make_session().add_items(numbered(2))
+    assert texts(await make_session().get_items()) == ["message 0", "message 1"]
+
+
+async def test_missing_session_reads_empty_and_creates_nothing(make_session):
+    session = make_session()
+    assert await session.get_items() == []
+    assert await session.get_items(5) == []
+    assert await session.pop_item() is None
+    await session.clear_session()
+    await session.add_items([])
+    assert await AgentSession.objects.acount() == 0
+
+
+async def test_pop_returns_the_newest_and_removes_it(make_session):
+    session = make_session()
+    await session.add_items(numbered(3))
+    assert (await session.pop_item())["content"] == "message 2"
+    assert (await session.pop_item())["content"] == "message 1"
+    assert texts(await session.get_items()) == ["message 0"]
+    assert (await session.pop_item())["content"] == "message 0"
+    assert await session.pop_item() is None
+    row = await AgentSession.objects.aget(session_id=session.session_id)
+    assert row.item_count == 0
+
+
+async def test_clear_removes_items_and_keeps_the_row(make_session):
+    session = make_session()
+    await session.add_items(numbered(4))
+    await session.clear_session()
+    assert await session.get_items() == []
+    row = await AgentSession.objects.aget(session_id=session.session_id)
+    assert row.item_count == 0
+    assert row.title == "message 0"
+    await session.add_items([user_message("after clear")])
+    assert texts(await session.get_items()) == ["after clear"]
+
+
+async def test_item_count_and_title_follow_writes(make_session):
+    session = make_session()
+    await session.add_items([{"type": "reasoning", "id": "r", "summary": []}])
+    await session.add_items([user_message("  What is\nthe weather?  "), assistant_message("Sun")])
+    row = await AgentSession.objects.aget(session_id=session.session_id)
+    assert (row.item_count, row.title) == (3, "What is the weather?")
+    await session.add_items([user_message("second question")])
+    row = await AgentSession.objects.aget(session_id=session.session_id)
+    assert (row.item_count, row.title) == (4, "What is the weather?")
+
+
+EXACT_VALUES = [
+    "NUL \u0000 inside",
+    "emoji 😀🧪👩🏽‍💻",
+    "RTL שלום مرحبا",
+    "'; DROP TABLE django_agent_sessions_sessionitem; --",
+    'quotes " \\ and \\u0000 escaped text',
+    "lone surrogate \ud800 end",
+    "x" * 100_000,
+]
+
+
+@pytest.mark.parametrize("text", EXACT_VALUES, ids=range(len(EXACT_VALUES)))
+async def test_strings_round_trip_exactly(make_session, text):
+    session = make_session()
+    item = {"role": "user", "content": text}
+    await session.add_items([item])
+    assert await session.get_items() == [item]
+    assert await session.pop_item() == item
+
+
+async def test_any_json_value_round_trips_with_key_order(make_session):
+    session = make_session()
+    item = {
+        "z": 1,
+        "a": [1.5, 1.0, -0.0, 10**30, True, False, None, {"nested": {"k": []}}],
+        "m": {"b": 2, "a": 1},
+        "type": "custom",
+    }
+    await session.add_items([item])
+    (stored,) = await session.get_items()
+    assert json.dumps(stored) == json.dumps(item)
+    assert list(stored) == ["z", "a", "m", "type"]
+    assert type(stored["a"][1]) is float
+
+
+async def test_a_one_megabyte_item(make_session):
+    session = make_session()
+    item = {"type": "function_call_output", "call_id": "c1", "output": "é" * 500_000}
+    await session.add_items([item])
+    assert await session.get_items() == [item]
+
+
+async def test_limited_reads_leave_out_outputs_whose_call_is_outside(make_session):
+    session = make_session()
+    call = {"type": "function_call", "call_id": "c1", "name": "clock", "arguments": "{}"}
+    output = {"type": "function_call_output", "call_id": "c1", "output": "12:00"}
+    await session.add_items([user_message("time?"), call, output, assistant_message("noon")])
+    assert await session.get_items(3) == [call, output, assistant_message("noon")]
+    assert await session.get_items(2) == [assistant_message("noon")]
+    # Unlimited reads never drop anything.
+    assert len(await session.get_items()) == 4
+
+
+def test_session_id_is_validated():
+    for bad in ["", "   ", "x" * 256, "nul\x00", "\udc00", 42, None, b"bytes"]:
+        with pytest.raises(ValueError, match="session_id"):
+            DjangoSession(bad)  # type: ignore[arg-type]
+    assert DjangoSession("x" * 255).session_id == "x" * 255
+
+
+def test_owner_must_be_a_saved_user():
+    with pytest.raises(ValueError, match="anonymous"):
+        DjangoSession("s", owner=AnonymousUser())
+    with pytest.raises(ValueError, match="saved user"):
+        DjangoSession("s", owner=User(username="unsaved"))
+
+
+async def test_first_write_sets_the_owner(make_session, make_user):
+    alice = await asyncio.to_thread(make_user, "alice")
+    session = make_session(owner=alice)
+    await session.add_items([user_message("hi")])
+    row = await AgentSession.objects.aget(session_id=session.session_id)
+    assert row.owner_id == alice.pk
+    assert texts(await make_session(owner=alice).get_items()) == ["hi"]
+
+
+async def test_another_users_session_is_refused_everywhere(make_session, make_user):
+    alice = await asyncio.to_thread(make_user, "alice")
+    mallory = await asyncio.to_thread(make_user, "mallory")
+    await make_session(owner=alice).add_items(numbered(2))
+    intruder = make_session(owner=mallory)
+    for operation in (
+        intruder.get_items(),
+        intruder.get_items(0),
+        intruder.add_items([user_message("mine now")]),
+        intruder.pop_item(),
+        intruder.clear_session(),
+    ):
+        with pytest.raises(SessionOwnershipError):
+            await operation
+    row = await AgentSession.objects.aget(session_id=intruder.session_id)
+    assert (row.owner_id, row.item_count) == (alice.pk, 2)
+    assert texts(await make_session().get_items()) == ["message 0", "message 1"]
+
+
+async def test_an_unowned_session_cannot_be_claimed(make_session, make_user):
+    await make_session().add_items([user_message("server wrote this")])
+    alice = await asyncio.to_thread(make_user, "alice")
+    with pytest.raises(SessionOwnershipError):
+        await make_session(owner=alice).add_items([user_message("claim")])
+    with pytest.raises(SessionOwnershipError):
+        await make_session(owner=alice).get_items()
+    # Cleared sessions keep their owner, so clearing does not free the id either.
+    await make_session().clear_session()
+    with pytest.raises(SessionOwnershipError):
+        await make_session(owner=alice).add_items([user_message("claim")])
+    assert await SessionItem.objects.acount() == 0
+
+
+async def test_trusted_code_reads_any_session(make_session, make_user):
+    alice = await asyncio.to_thread(make_user, "alice")
+    await make_session(owner=alice).add_items([user_message("hi")])
+    assert texts(await make_session().get_items()) == ["hi"]
