@@ -69,6 +69,8 @@ if TEST_DB == "postgres":
         "default": {
             "ENGINE": "django.db.backends.postgresql",
             "NAME": _DB_NAME or os.environ.get("PGDATABASE", "agent_sessions"),
+            # One test database per run, so that several runs can share one server.
+            "TEST": {"NAME": f"test_agent_sessions_{os.getpid()}"},
             "USER": os.environ.get("PGUSER", "postgres"),
             "PASSWORD": os.environ.get("PGPASSWORD", ""),
             "HOST": os.environ.get("PGHOST", "127.0.0.1"),
@@ -96,7 +98,8 @@ if os.environ.get("REDIS_URL"):
     CHANNEL_LAYERS = {
         "default": {
             "BACKEND": "channels_redis.core.RedisChannelLayer",
-            "CONFIG": {"hosts": [os.environ["REDIS_URL"]]},
+            # A prefix per run, so that several runs can share one Redis server.
+            "CONFIG": {"hosts": [os.environ["REDIS_URL"]], "prefix": f"asgi{os.getpid()}:"},
         }
     }
 else:
