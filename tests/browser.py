@@ -1,0 +1,56 @@
+"""A real headless Chromium for the page tests: Debian's ``/usr/bin/chromium`` driven by
+Playwright (which never downloads a browser of its own here).
+
+Use the ``browser`` fixture (one browser per test module) and open pages from it;
+``save_screenshot`` writes PNGs under the run's artifact directory.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.conf import settings
+
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+def chromium_path() -> str:
+    path = os.environ.get("CHROMIUM") or shutil.which("chromium")
+    if path is None:
+        # A missing browser is a failure, never a skip: bin/test installs it.
+        pytest.fail("Chromium is not installed; run bin/test (it installs Debian's chromium).")
+    return path
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        instance = playwright.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
+        try:
+            yield instance
+        finally:
+            instance.close()
+
+
+def save_screenshot(page: Any, name: str) -> Path:
+    """Save a full-page PNG as a test artifact and return its path."""
+    directory = Path(settings.ARTIFACTS_DIR) / "screenshots"
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / f"{name}.png"
+    page.screenshot(path=str(path), full_page=True)
+    return path
