@@ -43,6 +43,8 @@ DEFAULTS: dict[str, Any] = {
     # many bytes are pending, so the channel layer carries a few frames, not every token.
     "DELTA_FLUSH_SECONDS": 0.04,
     "DELTA_FLUSH_BYTES": 1024,
+    # The history frame a socket gets on connect holds at most this many newest items.
+    "HISTORY_LIMIT": 500,
 }
 
 

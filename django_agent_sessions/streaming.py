@@ -49,6 +49,7 @@ class Outcome:
     final_output: Any = None
     error_code: str = ""
     error: str = ""  # for logs and the run record, never sent to the browser
+    message: str = ""  # safe to show
 
 
 class _End:
@@ -218,27 +219,35 @@ class StreamedRun:
         if outcome.error_code == "run_too_large":
             outcome.status = "failed"
             outcome.error = f"The run streamed more than MAX_RUN_BYTES ({self.max_bytes})."
-            message = _("The reply was too long and was stopped.")
-            return self._failed(message)
-        if end.error is not None:
+            outcome.message = _("The reply was too long and was stopped.")
+        elif end.error is not None:
             outcome.status = "failed"
-            outcome.error_code, message = _describe(end.error)
+            outcome.error_code, outcome.message = _describe(end.error)
             outcome.error = f"{type(end.error).__name__}: {end.error}"
             logger.error("Agent run %s failed.", self.run_id, exc_info=end.error)
-            return self._failed(message)
-        if self._cancel_requested:
+        elif self._cancel_requested:
             outcome.status = "cancelled"
-            return self._event("run.cancelled")
-        outcome.status = "completed"
-        outcome.final_output = _jsonable(self._result.final_output)
-        return self._event(
-            "run.completed", final_output=outcome.final_output, usage=usage_dict(outcome.usage)
-        )
+        else:
+            outcome.status = "completed"
+            outcome.final_output = _jsonable(self._result.final_output)
+        return self.final_event()
 
-    def _failed(self, message: str) -> dict[str, Any]:
-        return self._event(
-            "run.failed", error={"code": self.outcome.error_code, "message": message}
-        )
+    def final_event(self) -> dict[str, Any]:
+        """The terminal event for ``outcome``: completed, cancelled or failed."""
+        outcome = self.outcome
+        if outcome.status == "completed":
+            return self._event(
+                "run.completed",
+                final_output=outcome.final_output,
+                usage=usage_dict(outcome.usage),
+            )
+        if outcome.status == "cancelled":
+            return self._event("run.cancelled")
+        error = {
+            "code": outcome.error_code or "agent_error",
+            "message": outcome.message or _("The agent failed to answer. Please try again."),
+        }
+        return self._event("run.failed", error=error)
 
     def _event(self, type_: str, **fields: Any) -> dict[str, Any]:
         self._seq += 1
