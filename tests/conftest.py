@@ -10,6 +10,13 @@ from django.contrib.auth.models import AbstractBaseUser
 from django_agent_sessions import DjangoSession
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    # Tests run offline: the SDK's trace exporter would only warn about a missing key.
+    from agents import set_tracing_disabled
+
+    set_tracing_disabled(True)
+
+
 @pytest.fixture
 def session_id() -> str:
     return f"conv-{uuid.uuid4().hex[:12]}"
@@ -56,3 +63,23 @@ def _close_executor_connections():
     from django.db import connections
 
     SyncToAsync.single_thread_executor.submit(connections.close_all).result()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _drop_stray_connections(django_db_setup, django_db_blocker):
+    """Before the test database is dropped, end connections other threads left open.
+
+    Threads that ran their own event loops (concurrency tests, ``run_sync``) leave
+    their connections to be garbage collected; PostgreSQL refuses to drop a database
+    while they exist.
+    """
+    yield
+    from django.db import connection
+
+    if connection.vendor != "postgresql":
+        return
+    with django_db_blocker.unblock(), connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+            "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+        )
