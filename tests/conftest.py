@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable
+from typing import Any
 
 import pytest
 from django.contrib.auth import get_user_model
@@ -38,11 +39,11 @@ def make_user(transactional_db: None) -> Callable[[str], AbstractBaseUser]:
     return make
 
 
-def user_message(text: str) -> dict[str, str]:
+def user_message(text: str) -> Any:
     return {"role": "user", "content": text}
 
 
-def assistant_message(text: str) -> dict[str, object]:
+def assistant_message(text: str) -> Any:
     return {
         "type": "message",
         "role": "assistant",
