@@ -61,21 +61,25 @@ def _check_positive(value: Mapping[str, Any], key: str, *, optional: bool) -> li
 def check_databases(databases: Any = None, **kwargs: Any) -> list[CheckMessage]:
     messages: list[CheckMessage] = []
     for alias, config in settings.DATABASES.items():
-        engine = str(config.get("ENGINE", ""))
-        vendor = engine.rsplit(".", 1)[-1]
-        if vendor == "sqlite3":
-            messages.extend(_check_sqlite(alias, config))
-        elif vendor not in _SUPPORTED_VENDORS and "postgres" not in vendor:
-            messages.append(
-                Warning(
-                    f"Database {alias!r} uses {engine}, which django-agent-sessions does "
-                    "not support.",
-                    hint="Store sessions on PostgreSQL or SQLite (a database router can "
-                    "send the app's models there).",
-                    id=f"{_ID}.W002",
-                )
-            )
+        messages.extend(database_messages(alias, config))
     return messages
+
+
+def database_messages(alias: str, config: Mapping[str, Any]) -> list[CheckMessage]:
+    engine = str(config.get("ENGINE", ""))
+    vendor = engine.rsplit(".", 1)[-1]
+    if vendor == "sqlite3":
+        return _check_sqlite(alias, config)
+    if vendor in _SUPPORTED_VENDORS or "postgres" in vendor:
+        return []
+    return [
+        Warning(
+            f"Database {alias!r} uses {engine}, which django-agent-sessions does not support.",
+            hint="Store sessions on PostgreSQL or SQLite (a database router can send the "
+            "app's models there).",
+            id=f"{_ID}.W002",
+        )
+    ]
 
 
 def _check_sqlite(alias: str, config: Mapping[str, Any]) -> list[CheckMessage]:
