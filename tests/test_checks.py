@@ -86,3 +86,45 @@ def test_settings_are_read_lazily():
     with pytest.raises(AttributeError, match="Unknown AGENT_SESSIONS setting"):
         _ = app_settings.NOT_A_SETTING
     assert settings.AGENT_SESSIONS == {}
+
+
+# Websocket streaming settings -------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("settings_value", "check_id"),
+    [
+        ({"AGENT": "tests.chat_agent.no_such_thing"}, "E010"),
+        ({"AGENT": "tests.chat_agent.tool_users"}, "E010"),
+        ({"RATE_LIMIT": "lots"}, "E011"),
+        ({"RATE_LIMIT": "10/week"}, "E011"),
+        ({"DELTA_FLUSH_SECONDS": 0}, "E012"),
+        ({"RUN_LEASE_SECONDS": "60"}, "E012"),
+        ({"CONTINUE_RUNS_AFTER_DISCONNECT": "yes"}, "E013"),
+        ({"MAX_RUN_BYTES": -1}, "E003"),
+        ({"DELTA_FLUSH_BYTES": None}, "E003"),
+    ],
+)
+def test_bad_streaming_settings_are_errors(settings, settings_value, check_id):
+    settings.AGENT_SESSIONS = settings_value
+    assert [m.id for m in check_settings()] == [f"django_agent_sessions.{check_id}"]
+
+
+def test_a_valid_streaming_configuration_passes(settings):
+    settings.AGENT_SESSIONS = {
+        "AGENT": "tests.chat_agent.make_agent",
+        "RATE_LIMIT": "5/s",
+        "MAX_RUN_BYTES": None,
+        "CONTINUE_RUNS_AFTER_DISCONNECT": True,
+    }
+    assert check_settings() == []
+
+
+def test_websocket_deployment_warnings(settings):
+    settings.AGENT_SESSIONS = {"AGENT": "tests.chat_agent.make_agent"}
+    settings.ALLOWED_HOSTS = ["*"]
+    settings.CHANNEL_LAYERS = {}
+    assert [m.id for m in check_settings()] == [
+        "django_agent_sessions.W010",
+        "django_agent_sessions.W011",
+    ]
