@@ -15,7 +15,6 @@ from typing import Any
 from agents import Agent
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
-from django.core.exceptions import ImproperlyConfigured
 from django.utils.translation import gettext as _
 
 from django_agent_sessions import DjangoSession, display, limits, run_records, runs
@@ -125,10 +124,18 @@ class AgentSessionConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
         if not await limits.allow_run(self.rate_limit_key()):
             return await self._error("rate_limited", _("Too many messages; wait a moment."))
         try:
-            agent = await self.get_agent()
-        except ImproperlyConfigured:
-            logger.exception("No agent for the websocket consumer.")
+            active = await self._launch(text)
+        except Exception:
+            # A broken agent factory or an unreachable database: the browser learns that
+            # nothing started, the details go to the log, and the socket stays usable.
+            logger.exception("Could not start an agent run.")
             return await self._error("unavailable", _("The assistant is not available."))
+        if active is None:
+            await self._busy()
+
+    async def _launch(self, text: str) -> runs.ActiveRun | None:
+        assert self.session_pk is not None
+        agent = await self.get_agent()
         session = DjangoSession(self.storage_id, owner=None if self.anonymous else self.user)
         streamed = StreamedRun(
             agent,
@@ -140,15 +147,13 @@ class AgentSessionConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
             flush_bytes=app_settings.DELTA_FLUSH_BYTES,
             max_bytes=app_settings.MAX_RUN_BYTES,
         )
-        active = await runs.launch_run(
+        return await runs.launch_run(
             streamed,
             session_pk=self.session_pk,
             session_id=self.storage_id,
             channel_layer=self.channel_layer,
             user=self.user,
         )
-        if active is None:
-            await self._busy()
 
     async def _cancel(self, content: dict[str, Any]) -> None:
         assert self.session_pk is not None

@@ -57,3 +57,7 @@ def make_demo_agent() -> Agent[Any]:
     calls its tool for "weather", and writes slowly for "long"."""
     model = ScriptedModel([ModelStep.respond(_demo_step) for _ in range(4)])
     return Agent(name="Demo", model=model, tools=[get_weather])
+
+
+def broken(scope: dict[str, Any]) -> Agent[Any]:
+    raise RuntimeError("secret configuration detail")

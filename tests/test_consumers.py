@@ -468,3 +468,20 @@ async def test_a_subclass_may_choose_the_agent(alice, session_id):
     assert frames[0]["agent"] == "Pirate"
     assert text_of(frames) == "Arr."
     await communicator.disconnect()
+
+
+async def test_a_broken_agent_factory_is_reported_and_the_socket_stays_usable(
+    settings, alice_cookie, session_id
+):
+    settings.AGENT_SESSIONS = {**settings.AGENT_SESSIONS, "AGENT": "tests.chat_agent.broken"}
+    socket = Socket(session_id, alice_cookie)
+    await socket.open()
+    await socket.say("Hello?")
+    error = await socket.receive()
+    assert error["code"] == "unavailable"
+    assert "secret" not in error["message"]
+    settings.AGENT_SESSIONS = {**settings.AGENT_SESSIONS, "AGENT": "tests.chat_agent.make_agent"}
+    chat_agent.script(streamed_reply("Working again."))
+    await socket.say("Hello?")
+    assert text_of(await socket.until("run.completed")) == "Working again."
+    await socket.close()
