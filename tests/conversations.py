@@ -30,7 +30,7 @@ def make_conversation(
         storage.append_items(scope, encoded, title)
     else:
         AgentSession.objects.create(session_id=session_id, owner=owner, title=title)
-    conversation = AgentSession.objects.get(session_id=session_id)
+    conversation: AgentSession = AgentSession.objects.get(session_id=session_id)
     if updated_at is not None:
         AgentSession.objects.filter(pk=conversation.pk).update(updated_at=updated_at)
         conversation.refresh_from_db()

@@ -36,7 +36,7 @@ def delete_url(conversation: AgentSession) -> str:
 
 
 def staff(username: str, *codenames: str) -> User:
-    user = User.objects.create_user(username, f"{username}@example.com", "pw", is_staff=True)
+    user: User = User.objects.create_user(username, f"{username}@example.com", "pw", is_staff=True)
     user.user_permissions.set(
         Permission.objects.filter(
             content_type__app_label="django_agent_sessions", codename__in=codenames
