@@ -107,8 +107,8 @@ class AgentSessionAdmin(_ModelAdmin):
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[AgentSession]:
         # The owner is shown on every page; join it rather than fetch it per row.
-        queryset: QuerySet[AgentSession] = super().get_queryset(request)
-        return queryset.select_related("owner")
+        queryset: QuerySet[AgentSession] = super().get_queryset(request).select_related("owner")
+        return queryset
 
     # Read-only: no adding, no editing. Viewing, clearing and deleting remain.
 
