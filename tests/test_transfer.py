@@ -91,7 +91,7 @@ def test_jsonl_is_one_conversation_per_line():
 
 
 def test_export_of_many_conversations_spans_batches(monkeypatch):
-    monkeypatch.setattr(transfer, "_SESSION_BATCH", 3)
+    monkeypatch.setattr(transfer.exporting, "SESSION_BATCH", 3)
     for n in range(7):
         make_conversation(f"c-{n}", [{"role": "user", "content": f"hi {n}"}] * (n % 3))
     document = json.loads(export_text([f"c-{n}" for n in range(7)]))
@@ -183,8 +183,8 @@ def test_a_missing_owner_stops_the_whole_import():
 
 def test_owners_are_matched_by_username():
     alice = User.objects.create_user("alice")
-    transfer.import_conversations(transfer.parse(document(conversation("c-1", GOOD,
-                                                                       owner="alice"))))  # fmt: skip
+    text = document(conversation("c-1", GOOD, owner="alice"))
+    transfer.import_conversations(transfer.parse(text))
     assert AgentSession.objects.get(session_id="c-1").owner == alice
 
 

@@ -1,20 +1,4 @@
-"""Exporting conversations to JSON and importing them back, exactly.
-
-One format, two framings. A JSON *document*::
-
-    {"format": "django-agent-sessions", "version": 1, "conversations": [CONVERSATION, ...]}
-
-or *JSONL*, one ``CONVERSATION`` per line, where ``CONVERSATION`` is::
-
-    {"session_id": "...", "owner": "<username>" | null, "title": "...", "metadata": {...},
-     "created_at": "<ISO 8601>", "updated_at": "<ISO 8601>",
-     "items": [{"created_at": "<ISO 8601>", "item": {...SDK input item...}}, ...]}
-
-Items are written as their stored JSON text, so an export carries exactly what the
-conversation holds, and an import stores exactly what the export carried. An import
-validates every conversation and every item before it writes anything, then writes all
-of it in one transaction.
-"""
+"""Reading an export back: validate everything, then write it all in one transaction."""
 
 from __future__ import annotations
 
@@ -26,18 +10,18 @@ from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.db import router, transaction
-from django.db.models import QuerySet
 
 from django_agent_sessions import serialization
 from django_agent_sessions.conf import app_settings
 from django_agent_sessions.models import SESSION_ID_MAX_LENGTH, AgentSession, SessionItem
 from django_agent_sessions.serialization import EncodedItem
-
-FORMAT = "django-agent-sessions"
-VERSION = 1
-FORMATS = ("json", "jsonl")
-_SESSION_BATCH = 200
-_ITEM_BATCH = 1000
+from django_agent_sessions.transfer.format import (
+    FORMAT,
+    FORMATS,
+    ITEM_BATCH,
+    SESSION_BATCH,
+    VERSION,
+)
 
 
 class TransferError(ValueError):
@@ -61,80 +45,6 @@ class Conversation:
 class Imported:
     conversations: int
     items: int
-
-
-def format_for(filename: str) -> str:
-    """``jsonl`` for ``.jsonl``/``.ndjson`` files, ``json`` otherwise."""
-    return "jsonl" if filename.lower().endswith((".jsonl", ".ndjson")) else "json"
-
-
-# Export ---------------------------------------------------------------------------------
-
-
-def export_chunks(conversations: QuerySet[AgentSession], fmt: str = "json") -> Iterator[str]:
-    """The export of ``conversations`` as text chunks, items in stored order.
-
-    Streams: a query per batch of conversations and one for their items; at most one
-    conversation's text is in memory at a time.
-    """
-    if fmt not in FORMATS:
-        raise ValueError(f"Unknown export format {fmt!r}; use one of {', '.join(FORMATS)}.")
-    bodies = _conversation_texts(conversations)
-    if fmt == "jsonl":
-        for body in bodies:
-            yield body + "\n"
-        return
-    yield f'{{"format":"{FORMAT}","version":{VERSION},"conversations":['
-    for index, body in enumerate(bodies):
-        yield ("," if index else "") + body
-    yield "]}\n"
-
-
-def _conversation_texts(conversations: QuerySet[AgentSession]) -> Iterator[str]:
-    """One JSON text per conversation (a conversation is the unit held in memory)."""
-    rows = conversations.select_related("owner").order_by("pk")
-    for start in range(0, rows.count(), _SESSION_BATCH):
-        batch = list(rows[start : start + _SESSION_BATCH])
-        items = (
-            SessionItem.objects.using(rows.db)
-            .filter(session_id__in=[row.pk for row in batch])
-            .order_by("session_id", "id")
-            .values_list("session_id", "created_at", "payload")
-            .iterator(chunk_size=_ITEM_BATCH)
-        )
-        pending = next(items, None)
-        for row in batch:
-            header = _header(row)
-            parts = [header[:-1], ',"items":[']
-            count = 0
-            while pending is not None and pending[0] == row.pk:
-                parts.append(("," if count else "") + _item_text(pending[1], pending[2]))
-                count += 1
-                pending = next(items, None)
-            parts.append("]}")
-            yield "".join(parts)
-
-
-def _header(row: AgentSession) -> str:
-    return json.dumps(
-        {
-            "session_id": row.session_id,
-            "owner": row.owner.get_username() if row.owner is not None else None,
-            "title": row.title,
-            "metadata": row.metadata,
-            "created_at": row.created_at.isoformat(),
-            "updated_at": row.updated_at.isoformat(),
-        },
-        ensure_ascii=False,
-        separators=(",", ":"),
-    )
-
-
-def _item_text(created_at: datetime, payload: str) -> str:
-    return f'{{"created_at":"{created_at.isoformat()}","item":{payload}}}'
-
-
-# Import ---------------------------------------------------------------------------------
 
 
 def parse(text: str, fmt: str = "json") -> list[Conversation]:
@@ -175,10 +85,10 @@ def import_conversations(
                 "leave it out of the file. Nothing was imported."
             )
         rows = AgentSession.objects.using(using).bulk_create(
-            [_row(c, owners) for c in conversations], batch_size=_SESSION_BATCH
+            [_row(c, owners) for c in conversations], batch_size=SESSION_BATCH
         )
         SessionItem.objects.using(using).bulk_create(
-            _item_rows(rows, conversations), batch_size=_ITEM_BATCH
+            _item_rows(rows, conversations), batch_size=ITEM_BATCH
         )
     return Imported(len(conversations), sum(len(c.items) for c in conversations))
 
