@@ -37,7 +37,12 @@ def test_staff_reads_a_conversation_in_the_browser(browser, live_server):  # noq
     hostile = make_conversation("c-hostile", xss_items(), title=XSS_SCRIPT)
     dialogs: list[str] = []
     page = browser.new_page(viewport={"width": 1280, "height": 900})
-    page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
+
+    def record(dialog) -> None:
+        dialogs.append(dialog.message)
+        dialog.dismiss()
+
+    page.on("dialog", record)
 
     log_in(page, live_server)
     page.goto(live_server.url + reverse("admin:django_agent_sessions_agentsession_changelist"))
