@@ -20,7 +20,7 @@ import time
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "tests.settings")
 
-import django  # noqa: E402
+import django
 
 django.setup()
 
@@ -118,7 +118,11 @@ def main() -> None:
     measure(client, "changelist, search 'conv-4242'", changelist + "?q=conv-4242")
     measure(client, "changelist, search owner 'user42@example'", changelist + "?q=user42@example")
     measure(client, "changelist, no owner", changelist + "?has_owner=no")
-    measure(client, "changelist, last 7 days", changelist + "?updated_at__gte=2026-11-22+00:00:00%2B00:00")
+    measure(
+        client,
+        "changelist, last 7 days",
+        changelist + "?updated_at__gte=2026-11-22+00:00:00%2B00:00",
+    )
     measure(client, "transcript of 20,010 items, page 1", change)
     measure(client, "transcript of 20,010 items, last page", change + "?page=201")
     measure(client, "delete confirmation, 20,010 items", delete)

@@ -19,7 +19,7 @@ from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 from django.db import connections
-from django.db.models import QuerySet, Subquery, Sum
+from django.db.models import Count, QuerySet, Subquery, Sum
 from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
 from django.template.response import TemplateResponse
 from django.urls import URLPattern, path, reverse
@@ -189,8 +189,7 @@ class AgentSessionAdmin(_ModelAdmin):
         self, objs: Any, request: HttpRequest
     ) -> tuple[list[Any], dict[str, int], set[str], list[Any]]:
         if isinstance(objs, QuerySet):
-            totals = objs.aggregate(items=Sum("item_count"))
-            count, items = objs.count(), totals["items"] or 0
+            count, items = _totals(objs)
             shown = list(objs.select_related(None).only("pk", "session_id", "title")[:50])
         else:
             shown = list(objs)
@@ -247,8 +246,7 @@ class AgentSessionAdmin(_ModelAdmin):
             removed = retention.clear_conversations(list(queryset.values_list("pk", flat=True)))
             self.message_user(request, _cleared_message(removed), messages.SUCCESS)
             return None
-        count = queryset.count()
-        items = queryset.aggregate(items=Sum("item_count"))["items"] or 0
+        count, items = _totals(queryset)
         shown = list(queryset.select_related(None).only("pk", "session_id", "title")[:50])
         context = {
             **self.admin_site.each_context(request),
@@ -268,6 +266,12 @@ class AgentSessionAdmin(_ModelAdmin):
         return TemplateResponse(
             request, "admin/django_agent_sessions/agentsession/clear_history.html", context
         )
+
+
+def _totals(queryset: QuerySet[AgentSession]) -> tuple[int, int]:
+    """How many conversations, and items in them, in one query (the stored counts)."""
+    totals = queryset.aggregate(count=Count("pk"), items=Sum("item_count"))
+    return totals["count"], totals["items"] or 0
 
 
 def _page_query(request: HttpRequest, number: int) -> str:
