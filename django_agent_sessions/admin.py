@@ -10,13 +10,16 @@ Django's deletion collector, which would load every item first.
 from __future__ import annotations
 
 import math
+from collections.abc import AsyncIterator, Iterator
 from typing import TYPE_CHECKING, Any
 
+from asgiref.sync import sync_to_async
 from django.contrib import admin, messages
 from django.contrib.admin import helpers
 from django.contrib.admin.utils import model_ngettext, unquote
 from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied
+from django.core.handlers.asgi import ASGIRequest
 from django.core.paginator import Paginator
 from django.db import connections
 from django.db.models import Count, QuerySet, Subquery, Sum
@@ -227,8 +230,9 @@ class AgentSessionAdmin(_ModelAdmin):
     def export_json(
         self, request: HttpRequest, queryset: QuerySet[AgentSession]
     ) -> StreamingHttpResponse:
+        chunks = transfer.export_chunks(queryset, "json")
         response = StreamingHttpResponse(
-            transfer.export_chunks(queryset, "json"), content_type="application/json"
+            _streamed(request, chunks), content_type="application/json"
         )
         stamp = timezone.now().strftime("%Y%m%d-%H%M%S")
         response["Content-Disposition"] = f'attachment; filename="conversations-{stamp}.json"'
@@ -266,6 +270,28 @@ class AgentSessionAdmin(_ModelAdmin):
         return TemplateResponse(
             request, "admin/django_agent_sessions/agentsession/clear_history.html", context
         )
+
+
+def _streamed(request: HttpRequest, chunks: Iterator[str]) -> Iterator[str] | AsyncIterator[str]:
+    """``chunks`` in the form the server streams without buffering.
+
+    Under ASGI, Django reads a sync iterator into one list before sending it (the
+    whole export in memory); an async iterator that pulls each chunk through the
+    shared sync thread, where the database connection lives, streams instead.
+    """
+    if not isinstance(request, ASGIRequest):
+        return chunks  # WSGI streams sync iterators as they are
+    pull = sync_to_async(_next_chunk, thread_sensitive=True)
+
+    async def stream() -> AsyncIterator[str]:
+        while (chunk := await pull(chunks)) is not None:
+            yield chunk
+
+    return stream()
+
+
+def _next_chunk(chunks: Iterator[str]) -> str | None:
+    return next(chunks, None)
 
 
 def _totals(queryset: QuerySet[AgentSession]) -> tuple[int, int]:

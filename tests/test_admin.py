@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import time
+import warnings
 
 import pytest
 from django.contrib.auth.models import Permission, User
@@ -425,3 +426,25 @@ def test_delete_selected_loads_no_items(deleter):
     assert not AgentSession.objects.exists()
     assert not SessionItem.objects.exists()
     assert item_selects(captured.captured_queries) == []
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_export_streams_under_asgi(async_client):
+    from asgiref.sync import sync_to_async
+
+    def prepare() -> list[int]:
+        user = User.objects.create_superuser("root", "root@example.com", "pw")
+        conversation = make_conversation("c-1", transcript_items())
+        add_many_items(conversation, 2_000)
+        return [user.pk, conversation.pk]
+
+    user_pk, conversation_pk = await sync_to_async(prepare)()
+    await async_client.aforce_login(await User.objects.aget(pk=user_pk))
+    data = {"action": "export_json", "_selected_action": [conversation_pk]}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # Django warns when it must buffer a sync iterator
+        response = await async_client.post(CHANGELIST, data)
+        assert response.is_async
+        body = b"".join([chunk async for chunk in response.streaming_content])
+    (exported,) = json.loads(body)["conversations"]
+    assert len(exported["items"]) == 2_007
