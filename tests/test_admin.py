@@ -198,7 +198,7 @@ def test_changelist_query_count_does_not_grow_with_rows(superuser, django_assert
 
 
 def test_big_unfiltered_list_is_not_counted_on_postgresql(superuser, monkeypatch):
-    from django_agent_sessions import admin as app_admin
+    from django_agent_sessions.admin import listing as app_admin
 
     for n in range(12):
         make_conversation(f"c-{n}", [])

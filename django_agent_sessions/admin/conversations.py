@@ -1,38 +1,26 @@
-"""The admin: browse, read, export, clear and delete conversations. Read-only by design.
-
-Nobody adds or edits conversations or items here: history is what the agent saw, so the
-admin only reads it, exports it, clears it or deletes it. None of those loads more than
-one page of items: lists use the denormalised ``item_count``; the transcript fetches one
-page of payloads; clearing and deleting run one ``DELETE`` for the items instead of
-Django's deletion collector, which would load every item first.
-"""
+"""``AgentSessionAdmin``: the conversation list, transcript, actions and deletion."""
 
 from __future__ import annotations
 
 import math
-from collections.abc import AsyncIterator, Iterator
 from typing import TYPE_CHECKING, Any
 
-from asgiref.sync import sync_to_async
 from django.contrib import admin, messages
 from django.contrib.admin import helpers
 from django.contrib.admin.utils import model_ngettext, unquote
 from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied
-from django.core.handlers.asgi import ASGIRequest
-from django.core.paginator import Paginator
-from django.db import connections
-from django.db.models import Count, QuerySet, Subquery, Sum
+from django.db.models import QuerySet, Subquery
 from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
 from django.template.response import TemplateResponse
 from django.urls import URLPattern, path, reverse
 from django.utils import timezone
-from django.utils.functional import cached_property
 from django.utils.html import format_html
 from django.utils.translation import gettext_lazy as _
-from django.utils.translation import ngettext
 
 from django_agent_sessions import retention, transcript, transfer
+from django_agent_sessions.admin import responses
+from django_agent_sessions.admin.listing import EstimatedCountPaginator, OwnerFilter
 from django_agent_sessions.models import AgentSession, SessionItem
 
 if TYPE_CHECKING:
@@ -40,46 +28,8 @@ if TYPE_CHECKING:
 else:  # ModelAdmin is generic only in django-stubs.
     _ModelAdmin = admin.ModelAdmin
 
-# Above this many rows an unfiltered PostgreSQL changelist shows the planner's estimate
-# instead of running COUNT(*) over the whole table.
-ESTIMATE_ABOVE = 10_000
 # How many conversations a confirmation page lists by name.
-CONFIRM_LIST_LIMIT = 100
-
-
-class EstimatedCountPaginator(Paginator):  # type: ignore[type-arg]
-    """Counts exactly, except an unfiltered list of many rows on PostgreSQL."""
-
-    @cached_property
-    def count(self) -> int:
-        rows = self.object_list
-        if isinstance(rows, QuerySet) and not rows.query.where:
-            connection = connections[rows.db]
-            if connection.vendor == "postgresql":
-                with connection.cursor() as cursor:
-                    cursor.execute(
-                        "SELECT reltuples::bigint FROM pg_class WHERE oid = %s::regclass",
-                        [rows.model._meta.db_table],
-                    )
-                    row = cursor.fetchone()
-                if row is not None and row[0] > ESTIMATE_ABOVE:
-                    return int(row[0])
-        return int(super().count)
-
-
-class OwnerFilter(admin.SimpleListFilter):
-    title = _("owner")
-    parameter_name = "has_owner"
-
-    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, Any]]:
-        return [("yes", _("Has an owner")), ("no", _("No owner"))]
-
-    def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any]:
-        choice = self.value()
-        if choice in {"yes", "no"}:
-            filtered: QuerySet[Any] = queryset.filter(owner__isnull=choice == "no")
-            return filtered
-        return queryset
+CONFIRM_LIST_LIMIT = 50
 
 
 @admin.register(AgentSession)
@@ -162,10 +112,10 @@ class AgentSessionAdmin(_ModelAdmin):
             "first_index": (number - 1) * per_page + 1,
             "previous": number > 1,
             "next": number < pages,
-            "first_url": _page_query(request, 1),
-            "previous_url": _page_query(request, number - 1),
-            "next_url": _page_query(request, number + 1),
-            "last_url": _page_query(request, pages),
+            "first_url": responses.page_query(request, 1),
+            "previous_url": responses.page_query(request, number - 1),
+            "next_url": responses.page_query(request, number + 1),
+            "last_url": responses.page_query(request, pages),
         }
 
     def get_urls(self) -> list[URLPattern]:
@@ -192,8 +142,8 @@ class AgentSessionAdmin(_ModelAdmin):
         self, objs: Any, request: HttpRequest
     ) -> tuple[list[Any], dict[str, int], set[str], list[Any]]:
         if isinstance(objs, QuerySet):
-            count, items = _totals(objs)
-            shown = list(objs.select_related(None).only("pk", "session_id", "title")[:50])
+            count, items = responses.totals(objs)
+            shown = _first_named(objs)
         else:
             shown = list(objs)
             count, items = len(shown), sum(obj.item_count for obj in shown)
@@ -232,7 +182,7 @@ class AgentSessionAdmin(_ModelAdmin):
     ) -> StreamingHttpResponse:
         chunks = transfer.export_chunks(queryset, "json")
         response = StreamingHttpResponse(
-            _streamed(request, chunks), content_type="application/json"
+            responses.streamed(request, chunks), content_type="application/json"
         )
         stamp = timezone.now().strftime("%Y%m%d-%H%M%S")
         response["Content-Disposition"] = f'attachment; filename="conversations-{stamp}.json"'
@@ -248,10 +198,10 @@ class AgentSessionAdmin(_ModelAdmin):
             raise PermissionDenied
         if request.POST.get("post") == "yes":
             removed = retention.clear_conversations(list(queryset.values_list("pk", flat=True)))
-            self.message_user(request, _cleared_message(removed), messages.SUCCESS)
+            self.message_user(request, responses.cleared_message(removed), messages.SUCCESS)
             return None
-        count, items = _totals(queryset)
-        shown = list(queryset.select_related(None).only("pk", "session_id", "title")[:50])
+        count, items = responses.totals(queryset)
+        shown = _first_named(queryset)
         context = {
             **self.admin_site.each_context(request),
             "title": _("Clear conversation history"),
@@ -272,45 +222,7 @@ class AgentSessionAdmin(_ModelAdmin):
         )
 
 
-def _streamed(request: HttpRequest, chunks: Iterator[str]) -> Iterator[str] | AsyncIterator[str]:
-    """``chunks`` in the form the server streams without buffering.
-
-    Under ASGI, Django reads a sync iterator into one list before sending it (the
-    whole export in memory); an async iterator that pulls each chunk through the
-    shared sync thread, where the database connection lives, streams instead.
-    """
-    if not isinstance(request, ASGIRequest):
-        return chunks  # WSGI streams sync iterators as they are
-    pull = sync_to_async(_next_chunk, thread_sensitive=True)
-
-    async def stream() -> AsyncIterator[str]:
-        while (chunk := await pull(chunks)) is not None:
-            yield chunk
-
-    return stream()
-
-
-def _next_chunk(chunks: Iterator[str]) -> str | None:
-    return next(chunks, None)
-
-
-def _totals(queryset: QuerySet[AgentSession]) -> tuple[int, int]:
-    """How many conversations, and items in them, in one query (the stored counts)."""
-    totals = queryset.aggregate(count=Count("pk"), items=Sum("item_count"))
-    return totals["count"], totals["items"] or 0
-
-
-def _page_query(request: HttpRequest, number: int) -> str:
-    query = request.GET.copy()
-    query["page"] = str(number)
-    return query.urlencode()
-
-
-def _cleared_message(removed: retention.Removed) -> str:
-    conversations = ngettext(
-        "Cleared %(count)d conversation", "Cleared %(count)d conversations", removed.conversations
-    ) % {"count": removed.conversations}
-    items = ngettext("%(count)d item removed.", "%(count)d items removed.", removed.items) % {
-        "count": removed.items
-    }
-    return f"{conversations}; {items}"
+def _first_named(queryset: QuerySet[AgentSession]) -> list[AgentSession]:
+    """The conversations a confirmation page lists by name: a few, without payloads."""
+    named = queryset.select_related(None).only("pk", "session_id", "title")
+    return list(named[:CONFIRM_LIST_LIMIT])
