@@ -10,6 +10,7 @@ from django.contrib.admin import helpers
 from django.contrib.admin.utils import model_ngettext, unquote
 from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied
+from django.db import router
 from django.db.models import QuerySet, Subquery
 from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
 from django.template.response import TemplateResponse
@@ -98,7 +99,11 @@ class AgentSessionAdmin(_ModelAdmin):
             number = min(max(int(request.GET.get("page", "1")), 1), pages)
         except ValueError:
             number = 1
-        rows = SessionItem.objects.filter(session=conversation).order_by("id")
+        rows = (
+            SessionItem.objects.using(conversation._state.db)
+            .filter(session=conversation)
+            .order_by("id")
+        )
         if number > 1:
             # Find the page's first id in the (session, id) index, then read one page of
             # payloads from there: one query, whatever the page.
@@ -169,7 +174,9 @@ class AgentSessionAdmin(_ModelAdmin):
         return listing
 
     def delete_model(self, request: HttpRequest, obj: AgentSession) -> None:
-        retention.delete_conversations([obj.pk])
+        retention.delete_conversations(
+            [obj.pk], using=router.db_for_write(AgentSession, instance=obj)
+        )
 
     def delete_queryset(self, request: HttpRequest, queryset: QuerySet[AgentSession]) -> None:
         retention.delete_conversations(list(queryset.values_list("pk", flat=True)))
