@@ -448,3 +448,12 @@ async def test_export_streams_under_asgi(async_client):
         body = b"".join([chunk async for chunk in response.streaming_content])
     (exported,) = json.loads(body)["conversations"]
     assert len(exported["items"]) == 2_007
+
+
+def test_pages_follow_the_admin_language_and_direction(viewer, settings):
+    settings.LANGUAGE_CODE = "ar"
+    conversation = make_conversation("c-1", [{"role": "user", "content": "مرحبا بالعالم"}])
+    page = viewer.get(change_url(conversation)).text
+    assert 'dir="rtl"' in page
+    assert "إغلاق" in page  # the admin's own "Close", translated
+    assert '<div class="agent-entry-body agent-entry-text" dir="auto">مرحبا بالعالم</div>' in page
