@@ -37,26 +37,32 @@ def export_chunks(conversations: QuerySet[AgentSession], fmt: str = "json") -> I
 def _conversation_texts(conversations: QuerySet[AgentSession]) -> Iterator[str]:
     """One JSON text per conversation (a conversation is the unit held in memory)."""
     rows = conversations.select_related("owner").order_by("pk")
-    for start in range(0, rows.count(), SESSION_BATCH):
-        batch = list(rows[start : start + SESSION_BATCH])
-        items = (
-            SessionItem.objects.using(rows.db)
-            .filter(session_id__in=[row.pk for row in batch])
-            .order_by("session_id", "id")
-            .values_list("session_id", "created_at", "payload")
-            .iterator(chunk_size=ITEM_BATCH)
-        )
-        pending = next(items, None)
-        for row in batch:
-            header = _header(row)
-            parts = [header[:-1], ',"items":[']
-            count = 0
-            while pending is not None and pending[0] == row.pk:
-                parts.append(("," if count else "") + _item_text(pending[1], pending[2]))
-                count += 1
-                pending = next(items, None)
-            parts.append("]}")
-            yield "".join(parts)
+    batch = list(rows[:SESSION_BATCH])
+    while batch:
+        yield from _batch_texts(batch, rows.db)
+        # Keyset, not OFFSET: every batch costs the same, however far the export is.
+        batch = list(rows.filter(pk__gt=batch[-1].pk)[:SESSION_BATCH])
+
+
+def _batch_texts(batch: list[AgentSession], using: str) -> Iterator[str]:
+    items = (
+        SessionItem.objects.using(using)
+        .filter(session_id__in=[row.pk for row in batch])
+        .order_by("session_id", "id")
+        .values_list("session_id", "created_at", "payload")
+        .iterator(chunk_size=ITEM_BATCH)
+    )
+    pending = next(items, None)
+    for row in batch:
+        # The header object, reopened to append "items" as the stored texts themselves.
+        parts = [_header(row)[:-1], ',"items":[']
+        count = 0
+        while pending is not None and pending[0] == row.pk:
+            parts.append(("," if count else "") + _item_text(pending[1], pending[2]))
+            count += 1
+            pending = next(items, None)
+        parts.append("]}")
+        yield "".join(parts)
 
 
 def _header(row: AgentSession) -> str:
