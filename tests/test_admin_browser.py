@@ -46,6 +46,8 @@ def test_staff_reads_a_conversation_in_the_browser(browser, live_server):  # noq
 
     log_in(page, live_server)
     page.goto(live_server.url + reverse("admin:django_agent_sessions_agentsession_changelist"))
+    assert "Weather in Paris" in page.inner_text("#result_list")
+    save_screenshot(page, "admin-changelist")
     page.get_by_role("link", name="support-42").click()
     page.wait_for_selector(".agent-transcript")
     text = page.inner_text("#content")

@@ -42,6 +42,8 @@ class AgentSessionAdmin(_ModelAdmin):
     ordering = ("-updated_at",)
     list_per_page = 50
     show_full_result_count = False
+    # Facet counts are COUNTs over the whole table, one per filter choice.
+    show_facets = admin.ShowFacets.NEVER
     paginator = EstimatedCountPaginator
     fields = ("session_id", "owner", "title", "metadata", "item_count", "created_at", "updated_at")
     readonly_fields = fields
