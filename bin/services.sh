@@ -1,8 +1,9 @@
 # Starts and stops the throwaway PostgreSQL and Redis servers the test suite uses.
 # Sourced by bin/test (and usable by hand: `source bin/services.sh; services_start`).
-# Everything lives under $SERVICES_DIR and listens on 127.0.0.1 only.
+# Everything lives under $SERVICES_DIR (a new temporary directory per run, so that
+# concurrent runs never stop each other's servers) and listens on 127.0.0.1 only.
 
-SERVICES_DIR=${SERVICES_DIR:-"$PWD/.services"}
+SERVICES_DIR=${SERVICES_DIR:-$(mktemp -d "${TMPDIR:-/tmp}/agent-sessions-services.XXXXXX")}
 
 _free_port() {
     python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
@@ -45,7 +46,7 @@ postgres_start() {
     local bindir; bindir=$(_pg_bindir) || { echo "PostgreSQL is not installed" >&2; return 1; }
     local data="$SERVICES_DIR/pg"
     rm -rf "$data"; mkdir -p "$data"
-    [ "$(id -u)" = 0 ] && chown postgres "$data"
+    if [ "$(id -u)" = 0 ]; then chmod 755 "$SERVICES_DIR"; chown postgres "$data"; fi
     PGPORT=$(_free_port)
     _as_pg_user "$bindir/initdb" -D "$data/data" -U postgres -A trust -E UTF8 >"$SERVICES_DIR/pg-initdb.log"
     _as_pg_user "$bindir/pg_ctl" -D "$data/data" -l "$data/server.log" -w -o \
@@ -89,4 +90,5 @@ services_start() {
 services_stop() {
     redis_stop
     postgres_stop
+    rm -rf "$SERVICES_DIR"
 }

@@ -37,8 +37,28 @@ def check_settings(**kwargs: Any) -> list[CheckMessage]:
     errors.extend(_check_positive(value, "MAX_MESSAGE_BYTES", optional=False))
     errors.extend(_check_positive(value, "MAX_ITEM_BYTES", optional=True))
     errors.extend(_check_positive(value, "MAX_ITEM_DEPTH", optional=False))
+    errors.extend(_check_retention(value))
     errors.extend(streaming_messages(value))
     return errors
+
+
+def _check_retention(value: Mapping[str, Any]) -> list[CheckMessage]:
+    # Imported here: checks.py is imported while the app registry is still loading.
+    from django_agent_sessions.retention import parse_duration
+
+    if value.get("RETENTION") is None:
+        return []
+    try:
+        parse_duration(value["RETENTION"])
+    except ValueError as error:
+        return [
+            Error(
+                f"AGENT_SESSIONS['RETENTION']: {error}",
+                hint="Use None to keep conversations, or an age such as '30d'.",
+                id=f"{_ID}.E030",
+            )
+        ]
+    return []
 
 
 def _check_positive(value: Mapping[str, Any], key: str, *, optional: bool) -> list[CheckMessage]:

@@ -9,6 +9,7 @@ Django's shared-cache in-memory test database fails under concurrent threads) or
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 
 BASE_DIR = Path(__file__).resolve().parent
@@ -78,7 +79,7 @@ if TEST_DB == "postgres":
         }
     }
 elif TEST_DB == "sqlite":
-    _sqlite_dir = Path(os.environ.get("TEST_SQLITE_DIR", BASE_DIR.parent / ".services"))
+    _sqlite_dir = Path(os.environ.get("TEST_SQLITE_DIR", tempfile.gettempdir()))
     DATABASES = {
         "default": {
             "ENGINE": "django.db.backends.sqlite3",

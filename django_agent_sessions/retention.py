@@ -1,0 +1,155 @@
+"""Removing stored conversations: clearing, deleting and pruning by age.
+
+None of these functions loads items. Django's deletion collector would fetch every item
+of a conversation (with its payload) before deleting it (20,000 rows for one long
+conversation), so items always go with one ``DELETE ... WHERE session_id IN (...)``
+first, and only the conversation rows are left for the ORM. Every transaction writes the
+conversation rows before anything else, as ``storage.py`` does, so a concurrent
+``DjangoSession`` write waits instead of interleaving.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.db import connections, router, transaction
+from django.db.models import Sum
+from django.utils import timezone
+
+from django_agent_sessions.conf import app_settings
+from django_agent_sessions.models import AgentSession
+from django_agent_sessions.storage import delete_items_of
+
+DEFAULT_BATCH_SIZE = 500
+_DURATION = re.compile(r"^\s*(\d+)\s*([smhdw])\s*$")
+_UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
+
+
+@dataclass(frozen=True)
+class Removed:
+    """How many conversations and items an operation removed (or would remove)."""
+
+    conversations: int
+    items: int
+
+
+def parse_duration(value: Any) -> timedelta:
+    """``"30d"``, ``"12h"``, ``"90m"``, ``"45s"``, ``"2w"`` or a ``timedelta``, positive."""
+    if isinstance(value, timedelta):
+        duration = value
+    elif isinstance(value, str) and (match := _DURATION.match(value)):
+        duration = timedelta(**{_UNITS[match.group(2)]: int(match.group(1))})
+    else:
+        raise ValueError(
+            f"Invalid duration {value!r}: use a whole number followed by s, m, h, d or w "
+            "(seconds, minutes, hours, days, weeks), e.g. '30d'."
+        )
+    if duration <= timedelta(0):
+        raise ValueError(f"Invalid duration {value!r}: it must be longer than zero.")
+    return duration
+
+
+def default_retention() -> timedelta | None:
+    """``AGENT_SESSIONS["RETENTION"]`` parsed, or None when conversations are kept."""
+    value = app_settings.RETENTION
+    return None if value is None else parse_duration(value)
+
+
+def clear_conversations(session_pks: Sequence[int], *, using: str | None = None) -> Removed:
+    """Delete the items of these conversations; the rows (owner, title) stay."""
+    using = using or router.db_for_write(AgentSession)
+    count = items = 0
+    now = timezone.now()
+    with transaction.atomic(using=using):
+        for pks in _chunks(session_pks):
+            cleared = AgentSession.objects.using(using).filter(pk__in=pks)
+            count += cleared.update(item_count=0, updated_at=now)
+            items += delete_items_of(connections[using], pks)
+    return Removed(conversations=count, items=items)
+
+
+def delete_conversations(session_pks: Sequence[int], *, using: str | None = None) -> Removed:
+    """Delete these conversations and their items without loading any item."""
+    using = using or router.db_for_write(AgentSession)
+    conversations = items = 0
+    with transaction.atomic(using=using):
+        for pks in _chunks(session_pks):
+            removed = _delete_locked(using, _lock(using, pks, before=None))
+            conversations += removed.conversations
+            items += removed.items
+    return Removed(conversations=conversations, items=items)
+
+
+def prune(
+    older_than: timedelta,
+    *,
+    dry_run: bool = False,
+    batch_size: int = DEFAULT_BATCH_SIZE,
+    using: str | None = None,
+    now: datetime | None = None,
+) -> Removed:
+    """Delete conversations with no activity during the last ``older_than``.
+
+    Works in batches of ``batch_size`` conversations, one short transaction each, so
+    a large prune never holds locks for long. A conversation that gets new activity
+    while the prune runs is kept: each batch re-checks the age under the row lock.
+    """
+    if batch_size < 1:
+        raise ValueError(f"batch_size must be at least 1, not {batch_size}")
+    using = using or router.db_for_write(AgentSession)
+    cutoff = (now or timezone.now()) - older_than
+    stale = AgentSession.objects.using(using).filter(updated_at__lt=cutoff)
+    if dry_run:
+        totals = stale.aggregate(items=Sum("item_count"))
+        return Removed(conversations=stale.count(), items=totals["items"] or 0)
+    conversations = items = 0
+    while True:
+        batch = list(stale.order_by("updated_at", "pk").values_list("pk", flat=True)[:batch_size])
+        if not batch:
+            return Removed(conversations=conversations, items=items)
+        with transaction.atomic(using=using):
+            removed = _delete_locked(using, _lock(using, batch, before=cutoff))
+        conversations += removed.conversations
+        items += removed.items
+
+
+def _chunks(session_pks: Sequence[int]) -> list[list[int]]:
+    """Bounded IN lists: SQLite caps the number of query parameters."""
+    pks = list(session_pks)
+    size = DEFAULT_BATCH_SIZE
+    return [pks[start : start + size] for start in range(0, len(pks), size)]
+
+
+def _lock(using: str, session_pks: Sequence[int], *, before: datetime | None) -> list[int]:
+    """Write-lock these conversation rows first; with ``before``, only still-stale ones.
+
+    A no-op UPDATE is the first statement, as in ``storage.py``: it takes the row locks
+    on PostgreSQL and the write lock on SQLite even in DEFERRED transaction mode.
+    """
+    if not session_pks:
+        return []
+    connection = connections[using]
+    table = connection.ops.quote_name(AgentSession._meta.db_table)
+    placeholders = ", ".join(["%s"] * len(session_pks))
+    sql = f"UPDATE {table} SET item_count = item_count WHERE id IN ({placeholders})"  # noqa: S608
+    params: list[Any] = list(session_pks)
+    if before is not None:
+        sql += " AND updated_at < %s"
+        params.append(connection.ops.adapt_datetimefield_value(before))
+    with connection.cursor() as cursor:
+        cursor.execute(sql + " RETURNING id", params)
+        return [row[0] for row in cursor.fetchall()]
+
+
+def _delete_locked(using: str, pks: list[int]) -> Removed:
+    if not pks:
+        return Removed(conversations=0, items=0)
+    items = delete_items_of(connections[using], pks)
+    # The collector now finds no items; it still handles any other model that points
+    # at conversations.
+    _, per_model = AgentSession.objects.using(using).filter(pk__in=pks).delete()
+    return Removed(conversations=per_model.get(AgentSession._meta.label, 0), items=items)

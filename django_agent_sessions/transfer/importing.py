@@ -1,0 +1,236 @@
+"""Reading an export back: validate everything, then write it all in one transaction."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from django.contrib.auth import get_user_model
+from django.db import router, transaction
+
+from django_agent_sessions import serialization
+from django_agent_sessions.conf import app_settings
+from django_agent_sessions.models import SESSION_ID_MAX_LENGTH, AgentSession, SessionItem
+from django_agent_sessions.serialization import EncodedItem
+from django_agent_sessions.transfer.format import (
+    FORMAT,
+    FORMATS,
+    ITEM_BATCH,
+    SESSION_BATCH,
+    VERSION,
+)
+
+
+class TransferError(ValueError):
+    """An import file that cannot be loaded; the message names the problem and where."""
+
+
+@dataclass(frozen=True)
+class Conversation:
+    """One validated conversation, ready to insert."""
+
+    session_id: str
+    owner: str | None
+    title: str
+    metadata: Any
+    created_at: datetime
+    updated_at: datetime
+    items: list[tuple[datetime, EncodedItem]]
+
+
+@dataclass(frozen=True)
+class Imported:
+    conversations: int
+    items: int
+
+
+def parse(text: str, fmt: str = "json") -> list[Conversation]:
+    """Decode and validate a whole export; raises ``TransferError`` naming the problem."""
+    if fmt == "jsonl":
+        records = [
+            (f"line {number}", _decode(line, f"line {number}"))
+            for number, line in enumerate(text.splitlines(), start=1)
+            if line.strip()
+        ]
+    elif fmt == "json":
+        records = [
+            (f"conversation {index}", record)
+            for index, record in enumerate(_document_conversations(_decode(text, "the file")))
+        ]
+    else:
+        raise TransferError(f"Unknown import format {fmt!r}; use one of {', '.join(FORMATS)}.")
+    conversations = [_conversation(record, where) for where, record in records]
+    _check_unique(conversations)
+    return conversations
+
+
+def import_conversations(
+    conversations: Sequence[Conversation], *, using: str | None = None
+) -> Imported:
+    """Insert validated conversations in one transaction; all or nothing."""
+    using = using or router.db_for_write(AgentSession)
+    with transaction.atomic(using=using):
+        owners = _owner_pks(conversations, using)
+        taken = set(
+            AgentSession.objects.using(using)
+            .filter(session_id__in=[c.session_id for c in conversations])
+            .values_list("session_id", flat=True)
+        )
+        if taken:
+            raise TransferError(
+                f"Conversation {sorted(taken)[0]!r} already exists; delete it first or "
+                "leave it out of the file. Nothing was imported."
+            )
+        rows = AgentSession.objects.using(using).bulk_create(
+            [_row(c, owners) for c in conversations], batch_size=SESSION_BATCH
+        )
+        SessionItem.objects.using(using).bulk_create(
+            _item_rows(rows, conversations), batch_size=ITEM_BATCH
+        )
+    return Imported(len(conversations), sum(len(c.items) for c in conversations))
+
+
+def _decode(text: str, where: str) -> Any:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as error:
+        raise TransferError(
+            f"{where}: invalid JSON at line {error.lineno} column {error.colno}: {error.msg}"
+        ) from None
+    except RecursionError:
+        raise TransferError(f"{where}: invalid JSON: nested too deeply") from None
+
+
+def _document_conversations(document: Any) -> list[Any]:
+    if not isinstance(document, dict) or document.get("format") != FORMAT:
+        raise TransferError(
+            f'the file is not a {FORMAT} export: expected an object with "format": "{FORMAT}".'
+        )
+    if document.get("version") != VERSION:
+        raise TransferError(f"unsupported export version {document.get('version')!r}.")
+    conversations = document.get("conversations")
+    if not isinstance(conversations, list):
+        raise TransferError('"conversations" must be a list.')
+    return conversations
+
+
+def _conversation(record: Any, where: str) -> Conversation:
+    if not isinstance(record, dict):
+        raise TransferError(f"{where}: a conversation must be an object.")
+    session_id = _string(record, "session_id", where, max_length=SESSION_ID_MAX_LENGTH)
+    if not session_id.strip():
+        raise TransferError(f"{where}: session_id must not be empty.")
+    where = f"{where} ({session_id!r})"
+    owner = record.get("owner")
+    if owner is not None and not isinstance(owner, str):
+        raise TransferError(f"{where}: owner must be a username or null.")
+    entries = record.get("items")
+    if not isinstance(entries, list):
+        raise TransferError(f"{where}: items must be a list.")
+    return Conversation(
+        session_id=session_id,
+        owner=owner,
+        title=_string(record, "title", where, max_length=255),
+        metadata=record.get("metadata") or {},
+        created_at=_timestamp(record.get("created_at"), f"{where}: created_at"),
+        updated_at=_timestamp(record.get("updated_at"), f"{where}: updated_at"),
+        items=_items(entries, where),
+    )
+
+
+def _items(entries: list[Any], where: str) -> list[tuple[datetime, EncodedItem]]:
+    for index, entry in enumerate(entries):
+        if not isinstance(entry, dict) or "item" not in entry:
+            raise TransferError(
+                f'{where}: item {index}: expected {{"created_at": ..., "item": ...}}.'
+            )
+    try:
+        encoded = serialization.encode_items(
+            [entry["item"] for entry in entries],
+            max_bytes=app_settings.MAX_ITEM_BYTES,
+            max_depth=app_settings.MAX_ITEM_DEPTH,
+        )
+    except (TypeError, ValueError) as error:
+        raise TransferError(f"{where}: {error}") from None
+    times = [
+        _timestamp(entry.get("created_at"), f"{where}: item {index}: created_at")
+        for index, entry in enumerate(entries)
+    ]
+    return list(zip(times, encoded, strict=True))
+
+
+def _string(record: dict[str, Any], key: str, where: str, *, max_length: int) -> str:
+    value = record.get(key, "")
+    if not isinstance(value, str):
+        raise TransferError(f"{where}: {key} must be a string.")
+    if len(value) > max_length or "\x00" in value:
+        raise TransferError(f"{where}: {key} must be at most {max_length} characters, no NUL.")
+    return value
+
+
+def _timestamp(value: Any, where: str) -> datetime:
+    try:
+        parsed = datetime.fromisoformat(value) if isinstance(value, str) else None
+    except ValueError:
+        parsed = None
+    if parsed is None or parsed.tzinfo is None:
+        raise TransferError(f"{where}: expected an ISO 8601 timestamp with a UTC offset.")
+    return parsed
+
+
+def _check_unique(conversations: Iterable[Conversation]) -> None:
+    seen: set[str] = set()
+    for conversation in conversations:
+        if conversation.session_id in seen:
+            raise TransferError(f"Conversation {conversation.session_id!r} appears twice.")
+        seen.add(conversation.session_id)
+
+
+def _owner_pks(conversations: Sequence[Conversation], using: str) -> dict[str, Any]:
+    names = {c.owner for c in conversations if c.owner is not None}
+    if not names:
+        return {}
+    user_model = get_user_model()
+    field = user_model.USERNAME_FIELD
+    found = dict(
+        user_model._default_manager.db_manager(using)
+        .filter(**{f"{field}__in": names})
+        .values_list(field, "pk")
+    )
+    missing = sorted(names - set(found))
+    if missing:
+        raise TransferError(
+            f"Owner {missing[0]!r} does not exist; create the user first. Nothing was imported."
+        )
+    return found
+
+
+def _row(conversation: Conversation, owners: dict[str, Any]) -> AgentSession:
+    return AgentSession(
+        session_id=conversation.session_id,
+        owner_id=owners.get(conversation.owner) if conversation.owner else None,
+        title=conversation.title,
+        metadata=conversation.metadata,
+        item_count=len(conversation.items),
+        created_at=conversation.created_at,
+        updated_at=conversation.updated_at,
+    )
+
+
+def _item_rows(
+    rows: Sequence[AgentSession], conversations: Sequence[Conversation]
+) -> Iterator[SessionItem]:
+    for row, conversation in zip(rows, conversations, strict=True):
+        for created_at, item in conversation.items:
+            yield SessionItem(
+                session_id=row.pk,
+                payload=item.payload,
+                item_type=item.item_type,
+                role=item.role,
+                call_id=item.call_id,
+                preview=item.preview,
+                created_at=created_at,
+            )
