@@ -113,8 +113,9 @@ class ActiveRun:
 
     async def _run(self) -> None:
         terminal: dict[str, Any] | None = None
+        events = self.streamed.events()
         try:
-            async for event in self.streamed.events():
+            async for event in events:
                 if event["type"] in TERMINAL_EVENTS:
                     terminal = event
                 else:
@@ -124,14 +125,19 @@ class ActiveRun:
             self.streamed.outcome.status = "failed"
             self.streamed.outcome.error = "Publishing to the channel layer failed."
         finally:
+            # Stops the SDK run if it is still going (this task was cancelled, e.g. at
+            # worker shutdown, or publishing failed) and lets its last write settle.
+            await events.aclose()
             await self._finish(terminal)
 
     async def _finish(self, terminal: dict[str, Any] | None) -> None:
         for helper in self._helpers:
             helper.cancel()
         outcome = self.streamed.outcome
-        if terminal is None:  # the task itself was cancelled, e.g. at worker shutdown
-            outcome.status = "cancelled" if outcome.status != "failed" else "failed"
+        if terminal is None:
+            # Publishing failed (error set above), or this task was cancelled, e.g. when
+            # the worker shuts down: the run stopped before its own end.
+            outcome.status = "failed" if outcome.error else "cancelled"
             terminal = self.streamed.final_event()
         usage = run_records.Usage(
             requests=outcome.usage.requests,

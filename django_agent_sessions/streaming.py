@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -108,7 +108,7 @@ class StreamedRun:
             "text": self._streamed_text,
         }
 
-    async def events(self) -> AsyncIterator[dict[str, Any]]:
+    async def events(self) -> AsyncGenerator[dict[str, Any], None]:
         yield self._event("run.started", agent=self.agent.name)
         user_item = {"kind": "message", "role": "user", "text": self.text}
         self._items.append(user_item)

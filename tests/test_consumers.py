@@ -485,3 +485,24 @@ async def test_a_broken_agent_factory_is_reported_and_the_socket_stays_usable(
     await socket.say("Hello?")
     assert text_of(await socket.until("run.completed")) == "Working again."
     await socket.close()
+
+
+async def test_a_run_stopped_by_worker_shutdown_is_recorded_as_cancelled(alice_cookie, session_id):
+    produced: list[str] = []
+    chat_agent.script(streamed_reply(ANSWER * 20, delay=0.02, progress=produced))
+    socket = Socket(session_id, alice_cookie)
+    await socket.open()
+    await socket.say("Tell me a long story")
+    await socket.until("text.delta")
+    pk = await AgentSession.objects.values_list("pk", flat=True).aget(session_id=session_id)
+    active = runs.local_run(pk)
+    assert active is not None
+    assert active.task is not None
+    active.task.cancel()  # what the event loop does to pending tasks when a worker stops
+    await socket.until("run.cancelled")
+    await wait_until_idle(session_id)
+    assert await run_statuses(session_id) == ["cancelled"]
+    stopped_at = len(produced)
+    await asyncio.sleep(0.2)
+    assert len(produced) == stopped_at
+    await socket.close()
