@@ -98,6 +98,8 @@ class AgentSessionConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
     # Frames from the browser ------------------------------------------------------
 
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
+        if self.session_pk is None:
+            return  # a refused socket, closing: its frames are never read
         if text_data is None:
             return await self._error("invalid_frame", _("Send JSON text frames."))
         if len(text_data.encode("utf-8", "replace")) > app_settings.MAX_MESSAGE_BYTES:

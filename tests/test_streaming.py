@@ -93,12 +93,13 @@ async def test_deltas_are_coalesced_by_time(session_id):
         make_agent(streamed_reply(text, token_size=2, delay=0.01)),
         "go",
         run_id="r",
-        flush_seconds=0.05,
+        flush_seconds=0.06,
         flush_bytes=10_000,
     )
     deltas = of_type(await collect(run), "text.delta")
-    # 20 tokens 10 ms apart in windows of 50 ms: a handful of frames, not 20.
-    assert 2 <= len(deltas) <= 10
+    # 20 tokens 10 ms apart (200 ms) in windows of 60 ms: a few frames, not 20, and
+    # more than one (the first are sent while the model is still writing).
+    assert 2 <= len(deltas) <= 8
     assert "".join(d["delta"] for d in deltas) == text
 
 
