@@ -136,3 +136,23 @@ async def test_an_idle_socket_survives_the_redis_read_timeout(
     await socket.say("Are you there?")
     assert text_of(await socket.until("run.completed")) == "Still connected."
     await socket.close()
+
+
+async def test_the_last_socket_leaving_stops_a_run_in_another_process(
+    redis_prefix, alice_cookie, session_id
+):
+    watching = Socket(session_id, alice_cookie)
+    await watching.open()
+    worker = await start_remote_run(session_id, redis_prefix)
+    try:
+        assert (await watching.receive(timeout=30))["type"] == "run.started"
+        await watching.until("text.delta")
+        await watching.close()  # the run's worker has no socket of its own
+        out, err = await asyncio.wait_for(worker.communicate(), 10)
+        assert worker.returncode == 0, err.decode()
+        assert json.loads(out.decode().strip().splitlines()[-1]) == {"status": "cancelled"}
+        assert await AgentRun.objects.values_list("status", flat=True).aget() == "cancelled"
+    finally:
+        if worker.returncode is None:
+            worker.kill()
+            await worker.wait()
