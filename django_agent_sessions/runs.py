@@ -177,18 +177,25 @@ class ActiveRun:
 
     async def _listen(self) -> None:
         while True:
-            message = await self.layer.receive(self._channel)
-            kind = message.get("type")
-            if kind == "agent.cancel" and message.get("run_id") in (None, self.run_id):
-                self.cancel()
-            elif kind == "agent.catchup" and isinstance(message.get("reply_to"), str):
-                await self.layer.send(
-                    message["reply_to"], {"type": "agent.snapshot", "snapshot": self.snapshot()}
-                )
-            elif kind == "agent.left" and not app_settings.CONTINUE_RUNS_AFTER_DISCONNECT:
-                await self._ask_who_is_here()
-            elif kind == "agent.here":
-                self._someone_here = True
+            try:
+                await self._handle(await self.layer.receive(self._channel))
+            except Exception:
+                # A channel layer hiccup must not leave the run deaf to "cancel".
+                logger.exception("Run %s could not read its control channel.", self.run_id)
+                await asyncio.sleep(1)
+
+    async def _handle(self, message: dict[str, Any]) -> None:
+        kind = message.get("type")
+        if kind == "agent.cancel" and message.get("run_id") in (None, self.run_id):
+            self.cancel()
+        elif kind == "agent.catchup" and isinstance(message.get("reply_to"), str):
+            await self.layer.send(
+                message["reply_to"], {"type": "agent.snapshot", "snapshot": self.snapshot()}
+            )
+        elif kind == "agent.left" and not app_settings.CONTINUE_RUNS_AFTER_DISCONNECT:
+            await self._ask_who_is_here()
+        elif kind == "agent.here":
+            self._someone_here = True
 
     async def _ask_who_is_here(self) -> None:
         self._presence_round += 1

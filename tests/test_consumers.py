@@ -506,3 +506,17 @@ async def test_a_run_stopped_by_worker_shutdown_is_recorded_as_cancelled(alice_c
     await asyncio.sleep(0.2)
     assert len(produced) == stopped_at
     await socket.close()
+
+
+async def test_cancel_naming_another_run_changes_nothing(alice_cookie, session_id):
+    gate = asyncio.Event()
+    chat_agent.script(streamed_reply(ANSWER, gate=gate))
+    socket = Socket(session_id, alice_cookie)
+    await socket.open()
+    await socket.say("Weather?")
+    await socket.until("text.delta")
+    await socket.send({"type": "cancel", "run_id": "an-earlier-run"})
+    assert await socket.nothing_more(0.3)
+    gate.set()
+    assert text_of(socket.received) + text_of(await socket.until("run.completed")) == ANSWER
+    await socket.close()
