@@ -15,6 +15,7 @@ from typing import Any
 from agents import Agent
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
+from django.utils.crypto import salted_hmac
 from django.utils.translation import gettext as _
 
 from django_agent_sessions import DjangoSession, display, limits, run_records, runs
@@ -32,6 +33,15 @@ CATCHUP_TIMEOUT = 1.0
 GAP_TIMEOUT = 0.5
 ANONYMOUS_PREFIX = "anon"
 _MAX_BUFFERED = 1000
+
+
+def anonymous_owner(session_key: str) -> str:
+    """A stable, secret-free name for a Django session.
+
+    The session key is a credential: stored in a conversation id it would show in the
+    admin and in exports, so the id holds a keyed hash of it instead.
+    """
+    return salted_hmac("django_agent_sessions.anonymous", session_key).hexdigest()[:32]
 
 
 class AgentSessionConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
@@ -81,7 +91,7 @@ class AgentSessionConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
         key = getattr(self.scope.get("session"), "session_key", None)
         if not key:
             raise ValueError("anonymous sockets need a saved Django session")
-        return f"{ANONYMOUS_PREFIX}:{key}:{requested}"
+        return f"{ANONYMOUS_PREFIX}:{anonymous_owner(key)}:{requested}"
 
     async def disconnect(self, code: int) -> None:
         timers = [getattr(self, "_catchup_timer", None), *getattr(self, "_gap_timers", {}).values()]
@@ -188,7 +198,7 @@ class AgentSessionConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
 
     def rate_limit_key(self) -> str:
         if self.anonymous:
-            return f"session:{self.storage_id.split(':')[1]}"
+            return f"anonymous:{self.storage_id.split(':')[1]}"
         return f"user:{self.user.pk}"
 
     # History and catch-up ----------------------------------------------------------

@@ -8,6 +8,7 @@ import pytest
 from asgiref.sync import sync_to_async
 
 from django_agent_sessions import runs
+from django_agent_sessions.consumers import anonymous_owner
 from django_agent_sessions.models import AgentRun, AgentSession, SessionItem
 from tests import chat_agent
 from tests.scripted import streamed_reply, tool_turn
@@ -370,7 +371,8 @@ async def test_anonymous_mode_binds_conversations_to_the_django_session(settings
     assert [item["text"] for item in back["items"]] == ["Hi", "Hello visitor."]
     stored = await AgentSession.objects.aget()
     key = visitor_cookie.decode().split("=")[1]
-    assert stored.session_id == f"anon:{key}:{session_id}"
+    assert stored.session_id == f"anon:{anonymous_owner(key)}:{session_id}"
+    assert key not in stored.session_id  # the session key is a credential
     assert stored.owner_id is None
     # Another visitor using the same id gets a conversation of their own.
     other = Socket(session_id, other_cookie)
