@@ -12,10 +12,12 @@ urlpatterns = [
     path(
         "accounts/login/",
         content_security_policy(
-            auth_views.LoginView.as_view(extra_context={"show_demo_hint": settings.DEBUG})
+            auth_views.LoginView.as_view(
+                next_page="chat:home", extra_context={"show_demo_hint": settings.DEBUG}
+            )
         ),
         name="login",
     ),
-    path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("accounts/logout/", auth_views.LogoutView.as_view(next_page="login"), name="logout"),
     path("", include("example_project.chat.urls")),
 ]
