@@ -56,3 +56,11 @@ def _close_executor_connections():
     from django.db import connections
 
     SyncToAsync.single_thread_executor.submit(connections.close_all).result()
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _no_trace_export():
+    """Runs in tests use scripted models; nothing may try to reach OpenAI's trace API."""
+    from agents import set_tracing_disabled
+
+    set_tracing_disabled(True)
