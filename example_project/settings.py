@@ -143,6 +143,9 @@ CHANNEL_LAYERS = {"default": _channel_layer()}
 
 AGENT_SESSIONS = {
     "AGENT": "example_project.agent.build_agent",
+    # A reload (or a phone switching networks) drops the socket for a moment; the run
+    # keeps going and the page picks it up again from the history frame's active_run.
+    "CONTINUE_RUNS_AFTER_DISCONNECT": True,
 }
 
 STATIC_URL = "/static/"

@@ -3,16 +3,15 @@
 from __future__ import annotations
 
 import re
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from agents import set_tracing_disabled
-from django.contrib.auth import get_user_model
 
-from tests.example.servers import DaphneServer, server_environment
+from tests.browser import browser  # noqa: F401 - the module-scoped Chromium fixture
+from tests.example.servers import DaphneServer, ServerDatabase, create_user, server_environment
 
 
 @pytest.fixture(autouse=True, scope="session")
@@ -31,23 +30,28 @@ def log_dir() -> Path:
 
 
 @pytest.fixture(scope="module")
-def chat_server(django_db_setup: None, log_dir: Path) -> Iterator[DaphneServer]:
-    """One daphne worker on the test database, with the in-memory channel layer."""
-    from django.conf import settings
+def server_database(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerDatabase]:
+    database = ServerDatabase(tmp_path_factory.mktemp("example-db"))
+    try:
+        database.prepare(server_environment(database.url))
+        yield database
+    finally:
+        database.drop()
 
-    server = DaphneServer("chat", log_dir, server_environment(settings.DATABASES["default"]))
+
+@pytest.fixture(scope="module")
+def chat_server(server_database: ServerDatabase, log_dir: Path) -> Iterator[DaphneServer]:
+    """One daphne worker with the in-memory channel layer."""
+    server = DaphneServer("chat", log_dir, server_environment(server_database.url))
     server.start()
     yield server
     server.close()
 
 
 @pytest.fixture
-def chat_user(transactional_db: None) -> tuple[str, str]:
-    """A user committed to the test database, so that the servers see it."""
-    username = f"user-{uuid.uuid4().hex[:8]}"
-    password = f"pw-{uuid.uuid4().hex}"
-    get_user_model().objects.create_user(username=username, password=password)
-    return username, password
+def chat_user(chat_server: DaphneServer) -> tuple[str, str]:
+    """A new login on the servers' database (made by ``manage.py ensure_demo_user``)."""
+    return create_user(chat_server.env)
 
 
 def log_in(page: Any, server_url: str, user: tuple[str, str]) -> None:

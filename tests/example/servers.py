@@ -16,12 +16,14 @@ import sys
 import time
 import urllib.error
 import urllib.request
+import uuid
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 START_TIMEOUT = 60.0
+DAPHNE = [sys.executable, "-m", "daphne", "-v", "1"]
 
 
 def database_url(database: dict[str, Any]) -> str:
@@ -58,8 +60,7 @@ class DaphneServer:
         fd = self.listener.fileno()
         with self.log_path.open("ab") as log:
             self.process = subprocess.Popen(
-                [sys.executable, "-m", "daphne", "--fd", str(fd), "-v", "1"]
-                + ["example_project.asgi:application"],
+                [*DAPHNE, "--fd", str(fd), "example_project.asgi:application"],
                 cwd=REPO_ROOT,
                 env=self.env,
                 pass_fds=(fd,),
@@ -107,7 +108,7 @@ class DaphneServer:
         raise RuntimeError(f"daphne {self.name} did not answer in {START_TIMEOUT}s:\n{self.log()}")
 
 
-def server_environment(database: dict[str, Any], **extra: str) -> dict[str, str]:
+def server_environment(database_url: str, **extra: str) -> dict[str, str]:
     """The example project's production-mode environment, on the test database."""
     env = {
         key: value
@@ -119,9 +120,9 @@ def server_environment(database: dict[str, Any], **extra: str) -> dict[str, str]
     env.update(
         DJANGO_SETTINGS_MODULE="example_project.settings",
         PYTHONPATH=str(REPO_ROOT),
-        DATABASE_URL=database_url(database),
+        DATABASE_URL=database_url,
         DEBUG="0",
-        SECRET_KEY="browser-tests-only",  # noqa: S106
+        SECRET_KEY="browser-tests-only",
         ALLOWED_HOSTS="127.0.0.1,localhost",
         SECURE_COOKIES="0",  # plain http on loopback
         DEMO_MODEL_DELAY="0.01",
@@ -130,3 +131,68 @@ def server_environment(database: dict[str, Any], **extra: str) -> dict[str, str]
     )
     env.update(extra)
     return env
+
+
+class ServerDatabase:
+    """A database of its own for the servers under test, migrated by ``manage.py``.
+
+    Same backend as the run's test database (``AGENT_SESSIONS_TEST_DB``): a SQLite file,
+    or a new PostgreSQL database on the test server, dropped afterwards. It lives
+    outside pytest-django's test database because the browser tests' thread has
+    Playwright's event loop running, where Django refuses ORM calls.
+    """
+
+    def __init__(self, directory: Path) -> None:
+        from django.conf import settings
+
+        self.config = dict(settings.DATABASES["default"])
+        self.postgres = self.config["ENGINE"].endswith("postgresql")
+        if self.postgres:
+            self.config["NAME"] = f"example_e2e_{os.getpid()}_{uuid.uuid4().hex[:8]}"
+            self._maintenance(f'CREATE DATABASE "{self.config["NAME"]}"')
+        else:
+            self.config["NAME"] = str(directory / "example.sqlite3")
+        self.url = database_url(self.config)
+
+    def prepare(self, env: dict[str, str]) -> None:
+        manage(env, "migrate", "--no-input", "-v", "0")
+
+    def drop(self) -> None:
+        if self.postgres:
+            self._maintenance(f'DROP DATABASE IF EXISTS "{self.config["NAME"]}" WITH (FORCE)')
+
+    def _maintenance(self, sql: str) -> None:
+        import psycopg
+
+        with psycopg.connect(
+            host=self.config.get("HOST") or "127.0.0.1",
+            port=self.config.get("PORT") or "5432",
+            user=self.config.get("USER") or None,
+            password=self.config.get("PASSWORD") or None,
+            dbname="postgres",
+            autocommit=True,
+        ) as connection:
+            connection.execute(sql.encode())
+
+
+def manage(env: dict[str, str], *args: str) -> str:
+    """Run ``manage.py`` with the servers' environment; its output, or a clear failure."""
+    done = subprocess.run(
+        [sys.executable, "manage.py", *args],
+        cwd=REPO_ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    if done.returncode != 0:
+        raise RuntimeError(f"manage.py {' '.join(args)} failed:\n{done.stdout}{done.stderr}")
+    return done.stdout
+
+
+def create_user(env: dict[str, str]) -> tuple[str, str]:
+    username = f"user-{uuid.uuid4().hex[:8]}"
+    password = f"pw-{uuid.uuid4().hex}"
+    manage(env, "ensure_demo_user", "--username", username, "--password", password)
+    return username, password

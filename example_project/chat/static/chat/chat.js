@@ -194,10 +194,14 @@
       state.streaming = null;
       state.pendingEcho = [];
       (frame.items || []).forEach(renderItem);
+      // A run in flight: its items so far, then the text of the message being written.
       const active = frame.active_run;
       setBusy(active ? active.run_id : null);
-      if (active && typeof active.text === "string" && active.text) {
-        streamingText(active.run_id).textElement.textContent = active.text;
+      if (active) {
+        (active.items || []).forEach(renderItem);
+        if (typeof active.text === "string" && active.text) {
+          streamingText(active.run_id).textElement.textContent = active.text;
+        }
       }
       showEmptyHint();
       scrollToEnd();
