@@ -198,9 +198,10 @@ class AgentSessionConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
 
     async def _load_history(self, up_to_item_id: int | None) -> run_records.History:
         assert self.session_pk is not None
-        return await database_sync_to_async(run_records.load_history)(
+        history: run_records.History = await database_sync_to_async(run_records.load_history)(
             self.session_pk, up_to_item_id=up_to_item_id, limit=app_settings.HISTORY_LIMIT
         )
+        return history
 
     async def _send_history_frame(self, items: list[Any], active_run: Any) -> None:
         await self.send_json(

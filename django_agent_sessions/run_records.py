@@ -112,7 +112,7 @@ def renew_lease(run_pk: int, *, lease_seconds: float) -> bool:
     updated = AgentRun.objects.filter(pk=run_pk, status=AgentRun.Status.RUNNING).update(
         lease_expires_at=expires
     )
-    return updated == 1
+    return bool(updated == 1)
 
 
 def finish_run(run_pk: int, *, status: str, usage: Usage, error: str = "") -> AgentRun | None:
@@ -131,7 +131,8 @@ def finish_run(run_pk: int, *, status: str, usage: Usage, error: str = "") -> Ag
     if not updated:
         logger.warning("Run pk=%s was taken over before it finished as %s.", run_pk, status)
         return None
-    return AgentRun.objects.select_related("session").get(pk=run_pk)
+    record: AgentRun = AgentRun.objects.select_related("session").get(pk=run_pk)
+    return record
 
 
 def load_history(session_pk: int, *, up_to_item_id: int | None, limit: int | None) -> History:

@@ -187,7 +187,9 @@ async def test_cancel_stops_the_run_quickly_and_keeps_history_valid(alice_cookie
     # The conversation goes on: the next run sees only complete items.
     await socket.say("Shorter please")
     assert text_of(await socket.until("run.completed")) == "Fine."
-    sent_to_model = chat_agent.model.last_call.input
+    last_call = chat_agent.model.last_call
+    assert last_call is not None
+    sent_to_model = last_call.input
     assert [item.get("role") for item in sent_to_model] == ["user", "user"]
     await socket.close()
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from typing import Any
 
 import pytest
 from agents import Agent, function_tool
@@ -30,7 +31,7 @@ def make_agent(*steps) -> Agent:
     return Agent(name="Assistant", model=ScriptedModel(list(steps)), tools=[get_weather])
 
 
-async def collect(run: StreamedRun) -> list[dict]:
+async def collect(run: StreamedRun) -> list[dict[str, Any]]:
     return [event async for event in run.events()]
 
 

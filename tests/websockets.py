@@ -43,7 +43,8 @@ class Socket:
         self.received: list[dict[str, Any]] = []
 
     async def connect(self) -> tuple[bool, Any]:
-        return await self.communicator.connect(timeout=5)
+        result: tuple[bool, Any] = await self.communicator.connect(timeout=5)
+        return result
 
     async def open(self) -> dict[str, Any]:
         """Connect and return the history frame."""
@@ -60,7 +61,7 @@ class Socket:
         await self.send({"type": "user_message", "text": text})
 
     async def receive(self, timeout: float = 5) -> dict[str, Any]:
-        frame = await self.communicator.receive_json_from(timeout=timeout)
+        frame: dict[str, Any] = await self.communicator.receive_json_from(timeout=timeout)
         self.received.append(frame)
         return frame
 
@@ -79,7 +80,7 @@ class Socket:
         return int(output.get("code", 1000))
 
     async def nothing_more(self, wait: float = 0.2) -> bool:
-        return await self.communicator.receive_nothing(timeout=wait)
+        return bool(await self.communicator.receive_nothing(timeout=wait))
 
     async def close(self) -> None:
         await self.communicator.disconnect()
