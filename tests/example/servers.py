@@ -128,6 +128,7 @@ def server_environment(database_url: str, **extra: str) -> dict[str, str]:
         DEMO_MODEL_DELAY="0.01",
         LOG_LEVEL="WARNING",
         PYTHONDONTWRITEBYTECODE="1",
+        PYTHONUNBUFFERED="1",  # access log lines reach the log file at once
     )
     env.update(extra)
     return env

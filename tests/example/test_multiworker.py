@@ -72,6 +72,11 @@ def test_both_workers_see_the_run_and_stop_crosses_workers(browser, workers):
             tab.wait_for_selector("details.tool-call summary:text('Tool call: calculate')")
             tab.wait_for_selector(f"{REPLY}:text-is('The calculator says 6 * 7 = 42.')")
 
+        # Idle sockets stay open (a Redis read timeout would drop them after 5 s).
+        dropped = [server.log().count("WSDISCONNECT") for server in workers]
+        tab_one.wait_for_timeout(7_000)
+        assert [server.log().count("WSDISCONNECT") for server in workers] == dropped
+
         # A run started on worker 2, stopped from worker 1.
         tab_two.get_by_label("Message", exact=True).fill("Tell me a long story")
         tab_two.keyboard.press("Enter")
