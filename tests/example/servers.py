@@ -204,8 +204,8 @@ def manage(env: dict[str, str], *args: str) -> str:
     return done.stdout
 
 
-def create_user(env: dict[str, str]) -> tuple[str, str]:
-    username = f"user-{uuid.uuid4().hex[:8]}"
+def create_user(env: dict[str, str], username: str = "") -> tuple[str, str]:
+    username = username or f"user-{uuid.uuid4().hex[:8]}"
     password = f"pw-{uuid.uuid4().hex}"
     manage(env, "ensure_demo_user", "--username", username, "--password", password)
     return username, password

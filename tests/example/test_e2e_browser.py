@@ -19,7 +19,7 @@ import pytest
 
 from tests.browser import save_screenshot
 from tests.example.conftest import log_in, wait_connected
-from tests.example.servers import REPO_ROOT
+from tests.example.servers import REPO_ROOT, create_user
 
 pytestmark = pytest.mark.browser
 
@@ -90,8 +90,9 @@ def wait_idle(page: Any) -> None:
     page.wait_for_selector("#send-button:not([disabled])")
 
 
-def test_chat_streams_replies_shows_tool_calls_and_keeps_history(chat_server, chat_user, page):
-    log_in(page, chat_server.url, chat_user)
+def test_chat_streams_replies_shows_tool_calls_and_keeps_history(chat_server, page):
+    # Named like bin/run's login, because this test takes the documentation's screenshot.
+    log_in(page, chat_server.url, create_user(chat_server.env, "demo"))
     assert page.evaluate("document.activeElement.id") == "message", "focus starts in the box"
 
     send(page, "Hello, demo agent!")
