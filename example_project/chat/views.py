@@ -14,12 +14,13 @@ from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 
 from django_agent_sessions import DjangoSession
 from django_agent_sessions.exceptions import SessionOwnershipError
-from django_agent_sessions.models import SESSION_ID_MAX_LENGTH, AgentSession
+from django_agent_sessions.models import SESSION_ID_MAX_LENGTH, AgentRun, AgentSession
 from example_project.chat.security import content_security_policy
 
 SIDEBAR_LIMIT = 50
@@ -81,11 +82,31 @@ async def clear_conversation(request: HttpRequest, session_id: str) -> JsonRespo
     if not user.is_authenticated:
         return JsonResponse({"error": _("Please log in again.")}, status=401)
     _check_session_id(session_id)
+    conversation = (
+        await AgentSession.objects.filter(session_id=session_id).only("owner_id").afirst()
+    )
+    if conversation is not None and conversation.owner_id != user.pk:
+        raise Http404(_("No such conversation."))
+    if conversation is not None and await _has_live_run(conversation.pk):
+        # Clearing under a running run would leave its later turns without their start.
+        return JsonResponse(
+            {"error": _("A reply is still being written; stop it first.")}, status=409
+        )
     try:
         await DjangoSession(session_id, owner=user).clear_session()
     except SessionOwnershipError:
         raise Http404(_("No such conversation.")) from None
     return JsonResponse({"cleared": session_id})
+
+
+async def _has_live_run(session_pk: int) -> bool:
+    # A "running" run whose lease expired belongs to a worker that died: not live.
+    live = AgentRun._default_manager.filter(
+        session_id=session_pk,
+        status=AgentRun.Status.RUNNING,
+        lease_expires_at__gt=timezone.now(),
+    )
+    return bool(await live.aexists())
 
 
 def _conversations_of(request: HttpRequest) -> list[dict[str, Any]]:

@@ -209,6 +209,9 @@ def test_clear_empties_the_conversation(chat_server, chat_user, page):
         "Remember the word pineapple"
     )
 
+    page.get_by_role("link", name="Admin").click()
+    page.get_by_role("heading", name="Site administration").wait_for()
+
 
 def test_errors_are_shown_and_the_chat_goes_on(chat_server, chat_user, page):
     log_in(page, chat_server.url, chat_user)

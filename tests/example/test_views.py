@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import uuid
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -12,9 +13,10 @@ from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.test import Client
 from django.urls import reverse
+from django.utils import timezone
 
 from django_agent_sessions import DjangoSession
-from django_agent_sessions.models import AgentSession, SessionItem
+from django_agent_sessions.models import AgentRun, AgentSession, SessionItem
 
 pytestmark = [pytest.mark.urls("example_project.urls"), pytest.mark.django_db(transaction=True)]
 
@@ -149,6 +151,24 @@ def test_clear_refuses_other_users_anonymous_users_and_get(client_alice, client)
     assert client.post("/c/bobs/clear/").status_code == 401
     assert client_alice.get("/c/bobs/clear/").status_code == 405
     assert SessionItem.objects.count() == 1
+
+
+def test_clear_waits_for_a_live_run(client_alice, alice):
+    add_messages("busy", alice, "long story")
+    row = AgentSession.objects.get(session_id="busy")
+    run = AgentRun.objects.create(
+        session=row, lease_expires_at=timezone.now() + timedelta(minutes=1)
+    )
+    response = client_alice.post("/c/busy/clear/")
+    assert response.status_code == 409
+    assert response.json()["error"] == "A reply is still being written; stop it first."
+    assert SessionItem.objects.filter(session=row).count() == 1
+
+    # A run whose worker died (its lease ran out) does not hold the conversation.
+    run.lease_expires_at = timezone.now() - timedelta(seconds=1)
+    run.save()
+    assert client_alice.post("/c/busy/clear/").status_code == 200
+    assert SessionItem.objects.filter(session=row).count() == 0
 
 
 def test_clear_needs_the_csrf_token(alice):

@@ -395,7 +395,16 @@
       headers: { "X-CSRFToken": csrfToken() },
     })
       .then(function (response) {
-        if (!response.ok) throw new Error(String(response.status));
+        if (!response.ok) {
+          return response.json().then(
+            function (data) {
+              showError(data.error || strings.clearFailed);
+            },
+            function () {
+              showError(strings.clearFailed);
+            },
+          );
+        }
         ui.transcript.replaceChildren();
         state.streaming = null;
         state.pendingEcho = [];
