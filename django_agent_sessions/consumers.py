@@ -22,6 +22,7 @@ from django_agent_sessions import DjangoSession, display, limits, run_records, r
 from django_agent_sessions.agent_loading import load_agent
 from django_agent_sessions.conf import app_settings
 from django_agent_sessions.exceptions import SessionOwnershipError
+from django_agent_sessions.sequencing import Sequencer
 from django_agent_sessions.streaming import StreamedRun
 
 logger = logging.getLogger(__name__)
@@ -29,6 +30,7 @@ logger = logging.getLogger(__name__)
 CLOSE_ANONYMOUS = 4401
 CLOSE_FORBIDDEN = 4403
 CATCHUP_TIMEOUT = 1.0
+GAP_TIMEOUT = 0.5
 ANONYMOUS_PREFIX = "anon"
 _MAX_BUFFERED = 1000
 
@@ -40,7 +42,8 @@ class AgentSessionConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
     storage_id = ""
 
     async def connect(self) -> None:
-        self._seen: dict[str, int] = {}  # last seq relayed, per run
+        self._sequencer = Sequencer()
+        self._gap_timers: dict[str, asyncio.Task[None]] = {}
         self._buffer: list[dict[str, Any]] | None = None  # while waiting for a snapshot
         user = self.scope.get("user")
         self.anonymous = user is None or not user.is_authenticated
@@ -82,9 +85,10 @@ class AgentSessionConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
         return f"{ANONYMOUS_PREFIX}:{key}:{requested}"
 
     async def disconnect(self, code: int) -> None:
-        timer = getattr(self, "_catchup_timer", None)
-        if timer is not None:
-            timer.cancel()
+        timers = [getattr(self, "_catchup_timer", None), *getattr(self, "_gap_timers", {}).values()]
+        for timer in timers:
+            if timer is not None:
+                timer.cancel()
         if self.session_pk is None:
             return
         await self.channel_layer.group_discard(runs.group_name(self.session_pk), self.channel_name)
@@ -213,7 +217,7 @@ class AgentSessionConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
             return  # late answer after the timeout, or to an earlier request
         snapshot = message["snapshot"]
         history = await self._load_history(up_to_item_id=snapshot.pop("history_item_id"))
-        self._seen[snapshot["run_id"]] = snapshot["seq"]
+        self._sequencer.expect(snapshot["run_id"], snapshot["seq"] + 1)
         await self._send_history_frame(history.items, snapshot)
         await self._flush_buffer()
 
@@ -248,14 +252,18 @@ class AgentSessionConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
         await self._relay(event)
 
     async def _relay(self, event: dict[str, Any]) -> None:
-        run_id, seq = event.get("run_id"), event.get("seq", 0)
-        if isinstance(run_id, str):
-            if seq <= self._seen.get(run_id, 0):
-                return  # already part of the snapshot this socket was sent
-            self._seen[run_id] = seq
-            if event["type"] in runs.TERMINAL_EVENTS:
-                del self._seen[run_id]
-        await self.send_json(event)
+        for ready in self._sequencer.push(event):
+            await self.send_json(ready)
+        run_id = str(event.get("run_id", ""))
+        if self._sequencer.has_gap(run_id) and run_id not in self._gap_timers:
+            self._gap_timers[run_id] = asyncio.create_task(self._close_gap(run_id))
+
+    async def _close_gap(self, run_id: str) -> None:
+        """An event is late or lost: wait a little for it, then go on without it."""
+        await asyncio.sleep(GAP_TIMEOUT)
+        del self._gap_timers[run_id]
+        for ready in self._sequencer.give_up_gap(run_id):
+            await self.send_json(ready)
 
     async def agent_presence(self, message: dict[str, Any]) -> None:
         await self.channel_layer.send(message["reply_to"], {"type": "agent.here"})

@@ -10,8 +10,8 @@ Every display item has a ``kind``:
 - ``tool_call``: ``call_id``, ``name``, ``arguments`` (the JSON text the model wrote)
 - ``tool_output``: ``call_id``, ``output`` (text)
 - ``reasoning``: ``text`` (the summary, often empty)
-- ``handoff``: ``source``, ``target`` (agent names; live runs only, history shows the
-  underlying tool call and output)
+- ``handoff``: ``source``, ``target`` (agent names; live runs only: the handoff's tool
+  call shows as a ``tool_call``, and history shows its output as a ``tool_output``)
 - ``other``: ``type`` (an item type a chat page may ignore)
 """
 
@@ -21,7 +21,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from agents.items import HandoffCallItem, HandoffOutputItem, RunItem
+from agents.items import HandoffOutputItem, RunItem
 
 from django_agent_sessions import serialization
 
@@ -68,13 +68,6 @@ def display_run_item(item: RunItem) -> dict[str, Any]:
             "kind": "handoff",
             "source": item.source_agent.name,
             "target": item.target_agent.name,
-        }
-    if isinstance(item, HandoffCallItem):
-        return {
-            "kind": "handoff",
-            "source": item.agent.name,
-            "target": "",
-            "call_id": _text(getattr(item.raw_item, "call_id", "")),
         }
     raw = item.to_input_item()
     return display_item(raw) if isinstance(raw, Mapping) else {"kind": "other", "type": ""}

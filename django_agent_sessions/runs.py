@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import uuid
 from dataclasses import dataclass
 from typing import Any
 
@@ -91,7 +92,11 @@ class ActiveRun:
         return self.started.run_id
 
     async def start(self) -> None:
-        self._channel = await self.layer.new_channel()
+        # A channel of its own, not one from new_channel(): channels_redis multiplexes
+        # a process's new_channel() channels over one blocking receive, and cancelling
+        # a receive there (as this listener is, when the run ends) can drop a message
+        # meant for a socket of the same process.
+        self._channel = f"agent_sessions.run.{uuid.uuid4().hex}"
         await self.layer.group_add(control_group_name(self.session_pk), self._channel)
         _local_runs[self.session_pk] = self
         self._helpers = [

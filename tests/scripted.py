@@ -31,11 +31,13 @@ def streamed_reply(
     tool_calls: Sequence[TResponseOutputItem] = (),
     usage: Usage | None = None,
     gate: asyncio.Event | None = None,
+    progress: list[str] | None = None,
 ) -> ModelStep:
     """A model turn that streams ``text`` in ``token_size`` pieces, ``delay`` apart.
 
     ``gate``: when given, streaming pauses after the first token until it is set, so a
-    test can act "mid-run" deterministically.
+    test can act "mid-run" deterministically. ``progress``: every token the model has
+    produced is appended to it, so a test can see when the model stopped.
     """
     output: list[TResponseOutputItem] = []
     if text:
@@ -52,6 +54,8 @@ def streamed_reply(
                 yield event
                 continue
             for piece in tokens(event.delta, token_size):
+                if progress is not None:
+                    progress.append(piece)
                 yield event.model_copy(update={"delta": piece})
                 if first and gate is not None:
                     await gate.wait()

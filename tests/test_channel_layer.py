@@ -14,7 +14,14 @@ from django.db import connection
 
 from django_agent_sessions.models import AgentRun, AgentSession
 from tests.remote_run import REPLY
-from tests.websockets import Socket, login_cookie, text_of
+from tests.websockets import Socket, close_all_sockets, login_cookie, text_of
+
+
+@pytest.fixture(autouse=True)
+async def _close_sockets():
+    yield
+    await close_all_sockets()
+
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.redis]
 REPO_ROOT = Path(__file__).resolve().parent.parent

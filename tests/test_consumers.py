@@ -11,7 +11,21 @@ from django_agent_sessions import runs
 from django_agent_sessions.models import AgentRun, AgentSession, SessionItem
 from tests import chat_agent
 from tests.scripted import streamed_reply, tool_turn
-from tests.websockets import Socket, anonymous_cookie, login_cookie, of_type, text_of
+from tests.websockets import (
+    Socket,
+    anonymous_cookie,
+    close_all_sockets,
+    login_cookie,
+    of_type,
+    text_of,
+)
+
+
+@pytest.fixture(autouse=True)
+async def _close_sockets():
+    yield
+    await close_all_sockets()
+
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -102,8 +116,11 @@ async def test_tool_calls_and_outputs_are_items_and_tools_see_the_user(
     socket = Socket(session_id, alice_cookie)
     await socket.open()
     await socket.say("Weather?")
-    items = [f["item"] for f in of_type(await socket.until("run.completed"), "item.completed")]
-    assert [item["kind"] for item in items] == ["message", "tool_call", "tool_output", "message"]
+    frames = await socket.until("run.completed")
+    items = [f["item"] for f in of_type(frames, "item.completed")]
+    assert [item["kind"] for item in items] == ["message", "tool_call", "tool_output", "message"], (
+        frames
+    )
     assert items[1]["name"] == "get_weather"
     assert items[1]["arguments"] == '{"city":"Paris"}'
     assert items[2] == {"kind": "tool_output", "call_id": "call-9", "output": "sunny in Paris"}
@@ -195,14 +212,23 @@ async def test_cancel_stops_the_run_quickly_and_keeps_history_valid(alice_cookie
 
 
 async def test_disconnecting_the_last_socket_stops_the_model(alice_cookie, session_id):
-    chat_agent.script(streamed_reply(ANSWER * 20, delay=0.02))
+    produced: list[str] = []
+    story = ANSWER * 20  # about 530 tokens, 10 s at 20 ms each
+    chat_agent.script(streamed_reply(story, delay=0.02, progress=produced))
     socket = Socket(session_id, alice_cookie)
     await socket.open()
     await socket.say("Tell me a long story")
     await socket.until("text.delta")
+    loop = asyncio.get_running_loop()
+    left_at = loop.time()
     await socket.close()
     await wait_until_idle(session_id)
+    assert loop.time() - left_at < runs.PRESENCE_TIMEOUT + 1.0
     assert await run_statuses(session_id) == ["cancelled"]
+    stopped_at = len(produced)
+    await asyncio.sleep(0.2)
+    assert len(produced) == stopped_at  # the model is not generating for nobody
+    assert stopped_at < len(story) // 3 / 4
 
 
 async def test_a_run_continues_while_another_tab_watches(alice_cookie, session_id):
@@ -228,8 +254,10 @@ async def test_runs_may_continue_after_the_last_disconnect(settings, alice_cooki
     await socket.close()
     await wait_until_idle(session_id)
     assert await run_statuses(session_id) == ["completed"]
-    history = await Socket(session_id, alice_cookie).open()
+    again = Socket(session_id, alice_cookie)
+    history = await again.open()
     assert history["items"][-1]["text"] == ANSWER
+    await again.close()
 
 
 async def test_a_model_error_fails_the_run_and_the_socket_stays_usable(alice_cookie, session_id):
@@ -335,14 +363,18 @@ async def test_anonymous_mode_binds_conversations_to_the_django_session(settings
     await visitor.until("run.completed")
     await visitor.close()
 
-    back = await Socket(session_id, visitor_cookie).open()
+    returning = Socket(session_id, visitor_cookie)
+    back = await returning.open()
+    await returning.close()
     assert [item["text"] for item in back["items"]] == ["Hi", "Hello visitor."]
     stored = await AgentSession.objects.aget()
     key = visitor_cookie.decode().split("=")[1]
     assert stored.session_id == f"anon:{key}:{session_id}"
     assert stored.owner_id is None
     # Another visitor using the same id gets a conversation of their own.
-    assert (await Socket(session_id, other_cookie).open())["items"] == []
+    other = Socket(session_id, other_cookie)
+    assert (await other.open())["items"] == []
+    await other.close()
     # A visitor without a Django session cannot chat.
     nobody = Socket(session_id, cookie=None)
     await nobody.connect()
@@ -388,3 +420,50 @@ async def test_signals_report_runs_and_usage(alice, alice_cookie, session_id):
     assert record.status == "completed"
     assert record.total_tokens == 18
     assert record.agent_name == "Assistant"
+
+
+async def test_a_missing_agent_is_reported_and_nothing_is_stored(
+    settings, alice_cookie, session_id, caplog
+):
+    settings.AGENT_SESSIONS = {**settings.AGENT_SESSIONS, "AGENT": "tests.chat_agent.nothing"}
+    socket = Socket(session_id, alice_cookie)
+    await socket.open()
+    await socket.say("Hello?")
+    assert (await socket.receive())["code"] == "unavailable"
+    assert await SessionItem.objects.acount() == 0
+    assert await AgentRun.objects.acount() == 0
+    assert "tests.chat_agent" in caplog.text
+    await socket.close()
+
+
+async def test_a_subclass_may_choose_the_agent(alice, session_id):
+    from agents import Agent
+    from channels.auth import AuthMiddlewareStack
+    from channels.routing import URLRouter
+    from channels.security.websocket import AllowedHostsOriginValidator
+    from channels.testing import WebsocketCommunicator
+    from django.urls import path
+
+    from django_agent_sessions.consumers import AgentSessionConsumer
+    from tests.scripted import ScriptedModel
+
+    class PirateConsumer(AgentSessionConsumer):
+        async def get_agent(self):
+            return Agent(name="Pirate", model=ScriptedModel([streamed_reply("Arr.")]))
+
+    app = AllowedHostsOriginValidator(
+        AuthMiddlewareStack(URLRouter([path("ws/<str:session_id>/", PirateConsumer.as_asgi())]))
+    )
+    cookie = await sync_to_async(login_cookie)(alice)
+    communicator = WebsocketCommunicator(
+        app, f"/ws/{session_id}/", headers=[(b"origin", b"http://testserver"), (b"cookie", cookie)]
+    )
+    assert (await communicator.connect())[0]
+    assert (await communicator.receive_json_from())["type"] == "history"
+    await communicator.send_json_to({"type": "user_message", "text": "Ahoy"})
+    frames = []
+    while not frames or frames[-1]["type"] != "run.completed":
+        frames.append(await communicator.receive_json_from(timeout=5))
+    assert frames[0]["agent"] == "Pirate"
+    assert text_of(frames) == "Arr."
+    await communicator.disconnect()

@@ -204,3 +204,22 @@ async def test_snapshot_has_the_run_so_far():
     assert snapshot["items"] == [{"kind": "message", "role": "user", "text": "hi"}]
     assert snapshot["text"] == of_type(events, "text.delta")[0]["delta"]
     assert ANSWER.startswith(snapshot["text"])
+
+
+async def test_a_handoff_shows_which_agent_takes_over():
+    from agents import handoff
+
+    specialist = Agent(name="Specialist", model=ScriptedModel([streamed_reply("Expert answer.")]))
+    transfer = handoff(specialist)
+    triage = Agent(
+        name="Triage",
+        model=ScriptedModel([tool_turn(transfer.tool_name, {}, call_id="h1")]),
+        handoffs=[transfer],
+    )
+    events = await collect(StreamedRun(triage, "Hard question", run_id="r"))
+    items = [e["item"] for e in of_type(events, "item.completed")]
+    assert [item["kind"] for item in items] == ["message", "tool_call", "handoff", "message"]
+    assert items[1]["name"] == transfer.tool_name
+    assert items[2] == {"kind": "handoff", "source": "Triage", "target": "Specialist"}
+    assert items[-1] == {"kind": "message", "role": "assistant", "text": "Expert answer."}
+    assert events[-1]["type"] == "run.completed"

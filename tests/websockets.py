@@ -31,6 +31,10 @@ def anonymous_cookie() -> bytes:
 
 
 class Socket:
+    # Every socket a test opened, so that a failing test cannot leave one running into
+    # the next test (whose event loop is another one).
+    opened: list[Socket] = []
+
     def __init__(self, session_id: str, cookie: bytes | None, origin: bytes | None = ORIGIN):
         headers = []
         if origin is not None:
@@ -41,6 +45,7 @@ class Socket:
             websocket_application, f"/ws/agent-sessions/{session_id}/", headers=headers
         )
         self.received: list[dict[str, Any]] = []
+        Socket.opened.append(self)
 
     async def connect(self) -> tuple[bool, Any]:
         result: tuple[bool, Any] = await self.communicator.connect(timeout=5)
@@ -93,3 +98,14 @@ def of_type(frames: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
 
 def text_of(frames: list[dict[str, Any]]) -> str:
     return "".join(frame["delta"] for frame in of_type(frames, "text.delta"))
+
+
+async def close_all_sockets() -> None:
+    from channels.layers import channel_layers
+
+    sockets, Socket.opened = Socket.opened, []
+    for socket in sockets:
+        if not socket.communicator.future.done():
+            await socket.close()
+    # Channel layers hold connections and locks bound to this test's event loop.
+    channel_layers.backends.clear()
