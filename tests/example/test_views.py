@@ -220,3 +220,9 @@ def test_static_files_exist():
 
     for name in ["chat/chat.js", "chat/chat.css", "chat/favicon.svg"]:
         assert finders.find(name), name
+
+
+def test_favicon_requests_find_the_icon(client):
+    response = client.get("/favicon.ico")
+    assert response.status_code == 301
+    assert response.url == "/static/chat/favicon.svg"
