@@ -96,7 +96,7 @@ def test_chat_page_is_wired_to_the_websocket_and_the_admin(client_alice, alice):
     assert '<label for="message">' in body
     assert 'aria-current="page"' in body
     assert "<script>" not in body, "no inline script: the CSP forbids it"
-    assert 'src="/static/chat/chat.js"' in body
+    assert '<script type="module" src="/static/chat/chat.js"></script>' in body
     policy = csp_of(response)
     assert "connect-src 'self' ws://testserver wss://testserver" in policy
     assert "default-src 'none'" in policy
@@ -189,8 +189,11 @@ def test_page_strings_are_all_present(client_alice):
     body = client_alice.get(f"/c/{uuid.uuid4().hex}/").content.decode()
     strings = re.search(r'<div hidden id="chat-strings"(.*?)></div>', body, re.S)
     assert strings is not None
-    script = (Path(__file__).parents[2] / "example_project/chat/static/chat/chat.js").read_text()
-    used = set(re.findall(r"strings\.(\w+)", script))
+    scripts = Path(__file__).parents[2] / "example_project/chat/static/chat"
+    used = set()
+    for script in scripts.glob("*.js"):
+        used |= set(re.findall(r"strings\.(\w+)", script.read_text()))
+    used |= {"connecting", "connected", "reconnecting", "offline"}  # strings[state]
     present = {
         re.sub(r"-(\w)", lambda m: m.group(1).upper(), name)
         for name in re.findall(r"data-([\w-]+)=", strings.group(1))
