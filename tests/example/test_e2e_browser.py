@@ -186,9 +186,15 @@ def test_a_second_tab_sees_the_same_run(chat_server, chat_user, context, page):
         tab.wait_for_selector(".message-user .text:text-is('What is 6 * 7?')")
         tab.wait_for_selector("details.tool-call summary:text('Tool call: calculate')")
         tab.wait_for_selector(f"{ASSISTANT} .text:text-is('The calculator says 6 * 7 = 42.')")
-    # The run belongs to both tabs: a second message while it runs is refused in both.
     wait_idle(second)
     save_screenshot(second, "chat-second-tab")
+
+    # A run started in one tab can be stopped from the other.
+    send(page, "Tell me a long story")
+    second.get_by_role("button", name="Stop").click()
+    for tab in (page, second):
+        tab.wait_for_selector(f"{ASSISTANT} .note:text('Stopped.')")
+        wait_idle(tab)
     second.close()
 
 
