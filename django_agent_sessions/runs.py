@@ -153,6 +153,11 @@ class ActiveRun:
                 del _local_runs[self.session_pk]
         try:
             await self.layer.group_discard(control_group_name(self.session_pk), self._channel)
+            # Sent twice: the channel layer delivers at most once (channels_redis can
+            # lose a message when another socket of the same process disconnects while
+            # receiving), and a page that misses the end of a run waits forever. Sockets
+            # drop the copy by its seq.
+            await self._publish(terminal)
             await self._publish(terminal)
         except Exception:
             logger.exception("Could not publish the end of run %s.", self.run_id)

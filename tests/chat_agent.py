@@ -10,8 +10,9 @@ import asyncio
 from typing import Any
 
 from agents import Agent, RunContextWrapper, function_tool
+from agents.testing import ModelCall, ModelStep
 
-from tests.scripted import ScriptedModel
+from tests.scripted import ScriptedModel, streamed_reply, tool_turn
 
 model = ScriptedModel([])
 tool_users: list[Any] = []
@@ -37,3 +38,22 @@ async def get_weather(ctx: RunContextWrapper[Any], city: str) -> str:
 def make_agent(scope: dict[str, Any]) -> Agent[Any]:
     assert scope["type"] == "websocket"
     return Agent(name="Assistant", model=model, tools=[get_weather])
+
+
+def _demo_step(call: ModelCall) -> ModelStep:
+    last = call.input[-1] if isinstance(call.input, list) else {"content": call.input}
+    if last.get("type") == "function_call_output":
+        return streamed_reply(f"The forecast says {last['output']}.", delay=0.01)
+    text = str(last.get("content", ""))
+    if "weather" in text:
+        return tool_turn("get_weather", {"city": "Paris"}, call_id=f"call-{len(call.input)}")
+    if "long" in text:
+        return streamed_reply("and so the story goes on " * 60, delay=0.02)
+    return streamed_reply(f"You said: {text}", delay=0.01)
+
+
+def make_demo_agent() -> Agent[Any]:
+    """An agent for servers started by the tests: it answers whatever it is asked,
+    calls its tool for "weather", and writes slowly for "long"."""
+    model = ScriptedModel([ModelStep.respond(_demo_step) for _ in range(4)])
+    return Agent(name="Demo", model=model, tools=[get_weather])

@@ -116,6 +116,9 @@ else:
     CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
 
 AGENT_SESSIONS: dict[str, object] = {}
+# Servers started by the tests (daphne) chat with the agent named here.
+if os.environ.get("AGENT_SESSIONS_TEST_AGENT"):
+    AGENT_SESSIONS = {"AGENT": os.environ["AGENT_SESSIONS_TEST_AGENT"], "RATE_LIMIT": None}
 
 LOGGING = {
     "version": 1,

@@ -94,6 +94,7 @@ async def test_a_conversation_streams_and_is_there_after_reconnecting(alice_cook
     done = frames[-1]
     assert done["final_output"] == ANSWER
     assert done["usage"]["total_tokens"] == 18
+    assert await socket.nothing_more()  # each event once, the end of the run included
     await socket.close()
 
     again = Socket(session_id, alice_cookie)
