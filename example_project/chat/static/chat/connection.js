@@ -1,0 +1,75 @@
+/*
+ * A websocket that reconnects after a dropped connection, with exponential backoff and
+ * jitter (so that a restarted server is not hit by every browser at the same instant).
+ * Close codes 4401 (not signed in) and 4403 (not your conversation) are final.
+ */
+
+const MAX_BACKOFF_MS = 15000;
+const FINAL_CLOSE_CODES = [4401, 4403];
+
+export class Connection {
+  constructor(path, callbacks) {
+    this.path = path;
+    this.callbacks = callbacks; // {onFrame, onState(state), onRefused}
+    this.socket = null;
+    this.attempts = 0;
+    this.timer = null;
+    this.refused = false;
+  }
+
+  get isOpen() {
+    return this.socket !== null && this.socket.readyState === WebSocket.OPEN;
+  }
+
+  url() {
+    const scheme = window.location.protocol === "https:" ? "wss://" : "ws://";
+    return scheme + window.location.host + this.path;
+  }
+
+  connect() {
+    window.clearTimeout(this.timer);
+    this.timer = null;
+    if (this.refused || this.socket) return;
+    this.callbacks.onState(this.attempts ? "reconnecting" : "connecting");
+    const socket = new WebSocket(this.url());
+    this.socket = socket;
+    socket.addEventListener("open", () => {
+      this.attempts = 0;
+      this.callbacks.onState("connected");
+    });
+    socket.addEventListener("message", (event) => {
+      let frame;
+      try {
+        frame = JSON.parse(event.data);
+      } catch (error) {
+        return;
+      }
+      if (frame && typeof frame.type === "string") this.callbacks.onFrame(frame);
+    });
+    socket.addEventListener("close", (event) => {
+      if (this.socket !== socket) return;
+      this.socket = null;
+      if (FINAL_CLOSE_CODES.includes(event.code)) {
+        this.refused = true;
+        this.callbacks.onState("offline");
+        this.callbacks.onRefused(event.code);
+        return;
+      }
+      this.scheduleReconnect();
+    });
+  }
+
+  scheduleReconnect() {
+    const base = Math.min(MAX_BACKOFF_MS, 500 * Math.pow(2, this.attempts));
+    const delay = base / 2 + Math.random() * (base / 2);
+    this.attempts += 1;
+    this.callbacks.onState("reconnecting");
+    this.timer = window.setTimeout(() => this.connect(), delay);
+  }
+
+  send(frame) {
+    if (!this.isOpen) return false;
+    this.socket.send(JSON.stringify(frame));
+    return true;
+  }
+}
