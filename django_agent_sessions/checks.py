@@ -6,10 +6,17 @@ import sqlite3
 from collections.abc import Mapping
 from typing import Any
 
+from agents import Agent
 from django.conf import settings
 from django.core.checks import CheckMessage, Error, Warning
+from django.core.exceptions import ImproperlyConfigured
 
+# Imported with this module, from AppConfig.ready(), while only one thread runs: importing
+# the SDK lazily from a check raced runserver's threads into an import deadlock.
+from django_agent_sessions.agent_loading import configured_target
 from django_agent_sessions.conf import DEFAULTS
+from django_agent_sessions.limits import parse_rate
+from django_agent_sessions.retention import parse_duration
 
 _ID = "django_agent_sessions"
 _SUPPORTED_VENDORS = {"sqlite", "postgresql"}
@@ -43,9 +50,6 @@ def check_settings(**kwargs: Any) -> list[CheckMessage]:
 
 
 def _check_retention(value: Mapping[str, Any]) -> list[CheckMessage]:
-    # Imported here: checks.py is imported while the app registry is still loading.
-    from django_agent_sessions.retention import parse_duration
-
     if value.get("RETENTION") is None:
         return []
     try:
@@ -167,11 +171,6 @@ def streaming_messages(value: Mapping[str, Any]) -> list[CheckMessage]:
 def _check_agent(value: Mapping[str, Any]) -> list[CheckMessage]:
     if not value.get("AGENT"):
         return []
-    from agents import Agent
-    from django.core.exceptions import ImproperlyConfigured
-
-    from django_agent_sessions.agent_loading import configured_target
-
     try:
         target = configured_target()
     except ImproperlyConfigured as error:
@@ -193,8 +192,6 @@ def _check_rate_limit(value: Mapping[str, Any]) -> list[CheckMessage]:
     rate = value.get("RATE_LIMIT", DEFAULTS["RATE_LIMIT"])
     if rate is None:
         return []
-    from django_agent_sessions.limits import parse_rate
-
     try:
         parse_rate(rate)
     except ValueError as error:

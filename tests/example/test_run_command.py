@@ -122,6 +122,7 @@ def log_in_and_open_chat(url: str, username: str, password: str) -> str:
         return str(reply.read().decode())
 
 
+@pytest.mark.timeout(2 * START_TIMEOUT + 60)
 def test_bin_run_serves_the_chat_from_a_clean_checkout(tmp_path):
     checkout = repository_copy(tmp_path / "checkout")
     assert not (checkout / "db.sqlite3").exists()
