@@ -37,6 +37,7 @@ def check_settings(**kwargs: Any) -> list[CheckMessage]:
     errors.extend(_check_positive(value, "MAX_MESSAGE_BYTES", optional=False))
     errors.extend(_check_positive(value, "MAX_ITEM_BYTES", optional=True))
     errors.extend(_check_positive(value, "MAX_ITEM_DEPTH", optional=False))
+    errors.extend(streaming_messages(value))
     return errors
 
 
@@ -61,21 +62,25 @@ def _check_positive(value: Mapping[str, Any], key: str, *, optional: bool) -> li
 def check_databases(databases: Any = None, **kwargs: Any) -> list[CheckMessage]:
     messages: list[CheckMessage] = []
     for alias, config in settings.DATABASES.items():
-        engine = str(config.get("ENGINE", ""))
-        vendor = engine.rsplit(".", 1)[-1]
-        if vendor == "sqlite3":
-            messages.extend(_check_sqlite(alias, config))
-        elif vendor not in _SUPPORTED_VENDORS and "postgres" not in vendor:
-            messages.append(
-                Warning(
-                    f"Database {alias!r} uses {engine}, which django-agent-sessions does "
-                    "not support.",
-                    hint="Store sessions on PostgreSQL or SQLite (a database router can "
-                    "send the app's models there).",
-                    id=f"{_ID}.W002",
-                )
-            )
+        messages.extend(database_messages(alias, config))
     return messages
+
+
+def database_messages(alias: str, config: Mapping[str, Any]) -> list[CheckMessage]:
+    engine = str(config.get("ENGINE", ""))
+    vendor = engine.rsplit(".", 1)[-1]
+    if vendor == "sqlite3":
+        return _check_sqlite(alias, config)
+    if vendor in _SUPPORTED_VENDORS or "postgres" in vendor:
+        return []
+    return [
+        Warning(
+            f"Database {alias!r} uses {engine}, which django-agent-sessions does not support.",
+            hint="Store sessions on PostgreSQL or SQLite (a database router can send the "
+            "app's models there).",
+            id=f"{_ID}.W002",
+        )
+    ]
 
 
 def _check_sqlite(alias: str, config: Mapping[str, Any]) -> list[CheckMessage]:
@@ -101,6 +106,101 @@ def _check_sqlite(alias: str, config: Mapping[str, Any]) -> list[CheckMessage]:
                 f"SQLite {sqlite3.sqlite_version} is too old for django-agent-sessions.",
                 hint="It needs SQLite >= 3.35 for UPDATE/DELETE ... RETURNING.",
                 id=f"{_ID}.E004",
+            )
+        )
+    return messages
+
+
+# Websocket streaming (E010+/W010+) ------------------------------------------------
+
+
+def streaming_messages(value: Mapping[str, Any]) -> list[CheckMessage]:
+    messages: list[CheckMessage] = []
+    messages.extend(_check_positive(value, "MAX_RUN_BYTES", optional=True))
+    messages.extend(_check_positive(value, "DELTA_FLUSH_BYTES", optional=False))
+    messages.extend(_check_positive(value, "HISTORY_LIMIT", optional=True))
+    messages.extend(_check_agent(value))
+    messages.extend(_check_rate_limit(value))
+    for key in ("DELTA_FLUSH_SECONDS", "RUN_LEASE_SECONDS"):
+        setting = value.get(key, DEFAULTS[key])
+        if isinstance(setting, bool) or not isinstance(setting, int | float) or setting <= 0:
+            messages.append(
+                Error(
+                    f"AGENT_SESSIONS[{key!r}] is {setting!r}; it must be a positive number.",
+                    hint=f"Remove it to use the default ({DEFAULTS[key]!r}).",
+                    id=f"{_ID}.E012",
+                )
+            )
+    for key in ("ALLOW_ANONYMOUS", "CONTINUE_RUNS_AFTER_DISCONNECT"):
+        if not isinstance(value.get(key, False), bool):
+            messages.append(
+                Error(
+                    f"AGENT_SESSIONS[{key!r}] is {value[key]!r}; it must be True or False.",
+                    id=f"{_ID}.E013",
+                )
+            )
+    if value.get("AGENT"):
+        messages.extend(_check_websocket_deployment())
+    return messages
+
+
+def _check_agent(value: Mapping[str, Any]) -> list[CheckMessage]:
+    if not value.get("AGENT"):
+        return []
+    from agents import Agent
+    from django.core.exceptions import ImproperlyConfigured
+
+    from django_agent_sessions.agent_loading import configured_target
+
+    try:
+        target = configured_target()
+    except ImproperlyConfigured as error:
+        problem = str(error)
+    else:
+        if isinstance(target, Agent) or callable(target):
+            return []
+        problem = f"AGENT_SESSIONS['AGENT'] names a {type(target).__name__}."
+    return [
+        Error(
+            problem,
+            hint="Give the dotted path to an agents.Agent or to a function returning one.",
+            id=f"{_ID}.E010",
+        )
+    ]
+
+
+def _check_rate_limit(value: Mapping[str, Any]) -> list[CheckMessage]:
+    rate = value.get("RATE_LIMIT", DEFAULTS["RATE_LIMIT"])
+    if rate is None:
+        return []
+    from django_agent_sessions.limits import parse_rate
+
+    try:
+        parse_rate(rate)
+    except ValueError as error:
+        return [Error(f"AGENT_SESSIONS['RATE_LIMIT']: {error}.", id=f"{_ID}.E011")]
+    return []
+
+
+def _check_websocket_deployment() -> list[CheckMessage]:
+    messages: list[CheckMessage] = []
+    if "*" in getattr(settings, "ALLOWED_HOSTS", []):
+        messages.append(
+            Warning(
+                "ALLOWED_HOSTS contains '*', so AllowedHostsOriginValidator accepts "
+                "websocket connections from every web site.",
+                hint="Browsers send cookies with cross-site websocket handshakes: list "
+                "your hosts in ALLOWED_HOSTS.",
+                id=f"{_ID}.W010",
+            )
+        )
+    if not getattr(settings, "CHANNEL_LAYERS", None):
+        messages.append(
+            Warning(
+                "CHANNEL_LAYERS is not configured; agent runs cannot be streamed.",
+                hint="Use channels_redis in production (every worker process must share "
+                "it), or channels.layers.InMemoryChannelLayer for a single process.",
+                id=f"{_ID}.W011",
             )
         )
     return messages

@@ -27,6 +27,24 @@ DEFAULTS: dict[str, Any] = {
     # Run DjangoSession's database work in the single shared sync thread, as Django's own
     # async ORM does (True), or in a thread pool with one connection per thread (False).
     "THREAD_SENSITIVE": True,
+    # Websocket runs. Keep running a run when its last socket disconnects (True), or
+    # cancel it (False: nobody is watching, so nobody pays for tokens nobody reads).
+    "CONTINUE_RUNS_AFTER_DISCONNECT": False,
+    # Runs a user may start per period, counted in Django's cache: "N/s", "N/m", "N/h"
+    # or "N/d". None disables the limit. Use a cache shared by all workers in production.
+    "RATE_LIMIT": "30/m",
+    # Most bytes of assistant text and item content one run may stream; past it the run
+    # is cancelled and reported failed. Bounds memory for clients that read nothing.
+    "MAX_RUN_BYTES": 2 * 1024 * 1024,
+    # A running run renews its lease this often (seconds / 3). A "running" record whose
+    # lease expired belongs to a dead worker; the next run on the session takes it over.
+    "RUN_LEASE_SECONDS": 60,
+    # Text deltas are coalesced and sent every this many seconds, or sooner once this
+    # many bytes are pending, so the channel layer carries a few frames, not every token.
+    "DELTA_FLUSH_SECONDS": 0.04,
+    "DELTA_FLUSH_BYTES": 1024,
+    # The history frame a socket gets on connect holds at most this many newest items.
+    "HISTORY_LIMIT": 500,
 }
 
 

@@ -7,6 +7,7 @@ assigned in commit order on every backend.
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
 from django.conf import settings
@@ -81,3 +82,61 @@ class SessionItem(models.Model):
     def data(self) -> Any:
         """The stored item, decoded."""
         return serialization.loads(self.payload)
+
+
+class AgentRun(models.Model):
+    """One agent run started through the websocket layer: its outcome and token usage.
+
+    At most one run per conversation is ``running`` at a time, enforced by a conditional
+    unique constraint so that it holds across every worker process. A worker renews
+    ``lease_expires_at`` while its run is alive; a ``running`` row whose lease has
+    expired belongs to a worker that died, and the next run may take it over.
+    """
+
+    class Status(models.TextChoices):
+        RUNNING = "running", _("running")
+        COMPLETED = "completed", _("completed")
+        CANCELLED = "cancelled", _("cancelled")
+        FAILED = "failed", _("failed")
+
+    id = models.BigAutoField(primary_key=True)
+    # The public id on the wire; not guessable, unlike the primary key.
+    run_id = models.UUIDField(_("run id"), default=uuid.uuid4, unique=True, editable=False)
+    session = models.ForeignKey(
+        AgentSession,
+        verbose_name=_("conversation"),
+        on_delete=models.CASCADE,
+        related_name="runs",
+        # The (session, -started_at) index below serves every lookup by session.
+        db_index=False,
+    )
+    status = models.CharField(
+        _("status"), max_length=16, choices=Status.choices, default=Status.RUNNING
+    )
+    agent_name = models.CharField(_("agent"), max_length=255, blank=True)
+    started_at = models.DateTimeField(_("started"), default=timezone.now)
+    finished_at = models.DateTimeField(_("finished"), null=True, blank=True)
+    lease_expires_at = models.DateTimeField(_("lease expires"), default=timezone.now)
+    # The conversation's newest item id when the run started: what came before the run.
+    history_item_id = models.BigIntegerField(_("last item before the run"), default=0)
+    requests = models.PositiveIntegerField(_("requests"), default=0)
+    input_tokens = models.PositiveBigIntegerField(_("input tokens"), default=0)
+    output_tokens = models.PositiveBigIntegerField(_("output tokens"), default=0)
+    total_tokens = models.PositiveBigIntegerField(_("total tokens"), default=0)
+    error = models.TextField(_("error"), blank=True)
+
+    class Meta:
+        verbose_name = _("run")
+        verbose_name_plural = _("runs")
+        ordering = ["-started_at"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["session"],
+                condition=models.Q(status="running"),
+                name="agent_run_one_running_per_session",
+            )
+        ]
+        indexes = [models.Index(fields=["session", "-started_at"], name="agent_run_session_recent")]
+
+    def __str__(self) -> str:
+        return f"{self.agent_name or 'run'} {self.run_id} ({self.status})"

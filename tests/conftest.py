@@ -2,12 +2,20 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable
+from typing import Any
 
 import pytest
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 
 from django_agent_sessions import DjangoSession
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # Tests run offline: the SDK's trace exporter would only warn about a missing key.
+    from agents import set_tracing_disabled
+
+    set_tracing_disabled(True)
 
 
 @pytest.fixture
@@ -31,11 +39,11 @@ def make_user(transactional_db: None) -> Callable[[str], AbstractBaseUser]:
     return make
 
 
-def user_message(text: str) -> dict[str, str]:
+def user_message(text: str) -> Any:
     return {"role": "user", "content": text}
 
 
-def assistant_message(text: str) -> dict[str, object]:
+def assistant_message(text: str) -> Any:
     return {
         "type": "message",
         "role": "assistant",
@@ -56,3 +64,23 @@ def _close_executor_connections():
     from django.db import connections
 
     SyncToAsync.single_thread_executor.submit(connections.close_all).result()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _drop_stray_connections(django_db_setup, django_db_blocker):
+    """Before the test database is dropped, end connections other threads left open.
+
+    Threads that ran their own event loops (concurrency tests, ``run_sync``) leave
+    their connections to be garbage collected; PostgreSQL refuses to drop a database
+    while they exist.
+    """
+    yield
+    from django.db import connection
+
+    if connection.vendor != "postgresql":
+        return
+    with django_db_blocker.unblock(), connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+            "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+        )

@@ -1,0 +1,243 @@
+"""Active runs: a ``StreamedRun`` as an asyncio task, published to the session's group.
+
+No websocket code. A run publishes its wire events to the conversation's channel-layer
+group, so every socket watching the conversation, in any worker process, receives
+them. The run itself listens on a second, "control" group of the conversation for:
+
+- ``agent.cancel``: a socket asked to stop the run (from any process);
+- ``agent.catchup``: a socket joined mid-run and wants a snapshot (``agent.snapshot``);
+- ``agent.left``: a socket left; unless runs continue after the last socket is gone,
+  the run asks the event group who is still there (``agent.presence``) and cancels
+  itself if nobody answers (``agent.here``) within ``PRESENCE_TIMEOUT`` seconds.
+
+Group names are derived from the conversation's primary key, never from the id the
+client sent. Every database operation is one ``database_sync_to_async`` hop into
+``run_records``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+from channels.db import database_sync_to_async
+
+from django_agent_sessions import run_records, signals
+from django_agent_sessions.conf import app_settings
+from django_agent_sessions.models import AgentRun
+from django_agent_sessions.streaming import StreamedRun
+
+logger = logging.getLogger(__name__)
+
+PRESENCE_TIMEOUT = 1.0
+TERMINAL_EVENTS = frozenset({"run.completed", "run.cancelled", "run.failed"})
+
+# Runs of this process, by conversation primary key.
+_local_runs: dict[int, ActiveRun] = {}
+
+
+def group_name(session_pk: int) -> str:
+    """The group of the sockets watching a conversation."""
+    return f"agent_sessions.{session_pk}"
+
+
+def control_group_name(session_pk: int) -> str:
+    """The group of the run of a conversation (at most one member at a time)."""
+    return f"agent_sessions.{session_pk}.run"
+
+
+def local_run(session_pk: int) -> ActiveRun | None:
+    return _local_runs.get(session_pk)
+
+
+@dataclass
+class AgentRunContext:
+    """What tools see as ``ctx.context``: who is asking, in which conversation."""
+
+    user: Any
+    session_id: str
+    session: Any  # the run's DjangoSession
+    scope: dict[str, Any]
+
+
+class ActiveRun:
+    """One running ``StreamedRun``, its record, heartbeat and control channel."""
+
+    def __init__(
+        self,
+        streamed: StreamedRun,
+        started: run_records.StartedRun,
+        *,
+        session_pk: int,
+        channel_layer: Any,
+        user: Any,
+    ) -> None:
+        self.streamed = streamed
+        self.started = started
+        self.session_pk = session_pk
+        self.layer = channel_layer
+        self.user = user
+        self.group = group_name(session_pk)
+        self.task: asyncio.Task[None] | None = None
+        self._channel = ""
+        self._helpers: list[asyncio.Task[None]] = []
+        self._presence_round = 0
+        self._someone_here = False
+
+    @property
+    def run_id(self) -> str:
+        return self.started.run_id
+
+    async def start(self) -> None:
+        self._channel = await self.layer.new_channel()
+        await self.layer.group_add(control_group_name(self.session_pk), self._channel)
+        _local_runs[self.session_pk] = self
+        self._helpers = [
+            asyncio.create_task(self._listen()),
+            asyncio.create_task(self._keep_lease()),
+        ]
+        self.task = asyncio.create_task(self._run())
+
+    def cancel(self) -> None:
+        self.streamed.cancel()
+
+    def snapshot(self) -> dict[str, Any]:
+        return {**self.streamed.snapshot(), "history_item_id": self.started.history_item_id}
+
+    async def _run(self) -> None:
+        terminal: dict[str, Any] | None = None
+        try:
+            async for event in self.streamed.events():
+                if event["type"] in TERMINAL_EVENTS:
+                    terminal = event
+                else:
+                    await self._publish(event)
+        except Exception:
+            logger.exception("Publishing run %s failed; the run was stopped.", self.run_id)
+            self.streamed.outcome.status = "failed"
+            self.streamed.outcome.error = "Publishing to the channel layer failed."
+        finally:
+            await self._finish(terminal)
+
+    async def _finish(self, terminal: dict[str, Any] | None) -> None:
+        for helper in self._helpers:
+            helper.cancel()
+        outcome = self.streamed.outcome
+        if terminal is None:  # the task itself was cancelled, e.g. at worker shutdown
+            outcome.status = "cancelled" if outcome.status != "failed" else "failed"
+            terminal = self.streamed.final_event()
+        usage = run_records.Usage(
+            requests=outcome.usage.requests,
+            input_tokens=outcome.usage.input_tokens,
+            output_tokens=outcome.usage.output_tokens,
+            total_tokens=outcome.usage.total_tokens,
+        )
+        record = None
+        try:
+            # Finished before the terminal event goes out, so a client that starts the
+            # next run as soon as it sees it is never told "busy".
+            record = await database_sync_to_async(run_records.finish_run)(
+                self.started.pk, status=outcome.status, usage=usage, error=outcome.error
+            )
+        except Exception:
+            logger.exception("Could not record the end of run %s.", self.run_id)
+        finally:
+            if _local_runs.get(self.session_pk) is self:
+                del _local_runs[self.session_pk]
+        try:
+            await self.layer.group_discard(control_group_name(self.session_pk), self._channel)
+            await self._publish(terminal)
+        except Exception:
+            logger.exception("Could not publish the end of run %s.", self.run_id)
+        if record is not None:
+            await _send_robust(
+                signals.run_finished, run=record, usage=usage.__dict__, user=self.user
+            )
+
+    async def _publish(self, event: dict[str, Any]) -> None:
+        await self.layer.group_send(self.group, {"type": "agent.event", "event": event})
+
+    async def _listen(self) -> None:
+        while True:
+            message = await self.layer.receive(self._channel)
+            kind = message.get("type")
+            if kind == "agent.cancel" and message.get("run_id") in (None, self.run_id):
+                self.cancel()
+            elif kind == "agent.catchup" and isinstance(message.get("reply_to"), str):
+                await self.layer.send(
+                    message["reply_to"], {"type": "agent.snapshot", "snapshot": self.snapshot()}
+                )
+            elif kind == "agent.left" and not app_settings.CONTINUE_RUNS_AFTER_DISCONNECT:
+                await self._ask_who_is_here()
+            elif kind == "agent.here":
+                self._someone_here = True
+
+    async def _ask_who_is_here(self) -> None:
+        self._presence_round += 1
+        self._someone_here = False
+        await self.layer.group_send(
+            self.group, {"type": "agent.presence", "reply_to": self._channel}
+        )
+        asyncio.get_running_loop().call_later(
+            PRESENCE_TIMEOUT, self._cancel_if_alone, self._presence_round
+        )
+
+    def _cancel_if_alone(self, presence_round: int) -> None:
+        if presence_round == self._presence_round and not self._someone_here:
+            logger.info("Run %s has no sockets left; cancelling it.", self.run_id)
+            self.cancel()
+
+    async def _keep_lease(self) -> None:
+        lease = float(app_settings.RUN_LEASE_SECONDS)
+        renew = database_sync_to_async(run_records.renew_lease)
+        while True:
+            await asyncio.sleep(lease / 3)
+            try:
+                still_ours = await renew(self.started.pk, lease_seconds=lease)
+            except Exception:
+                logger.exception("Could not renew the lease of run %s.", self.run_id)
+                continue
+            if not still_ours:
+                logger.warning("Run %s was taken over by another worker; stopping.", self.run_id)
+                self.cancel()
+                return
+
+
+async def launch_run(
+    streamed: StreamedRun,
+    *,
+    session_pk: int,
+    session_id: str,
+    channel_layer: Any,
+    user: Any,
+) -> ActiveRun | None:
+    """Record and start a run; None if the conversation already has one running."""
+    started = await database_sync_to_async(run_records.start_run)(
+        session_pk,
+        agent_name=streamed.agent.name,
+        lease_seconds=float(app_settings.RUN_LEASE_SECONDS),
+    )
+    if started is None:
+        return None
+    streamed.run_id = started.run_id
+    active = ActiveRun(
+        streamed, started, session_pk=session_pk, channel_layer=channel_layer, user=user
+    )
+    await _send_robust(
+        signals.run_started,
+        run_id=started.run_id,
+        session_id=session_id,
+        agent_name=streamed.agent.name,
+        user=user,
+    )
+    await active.start()
+    return active
+
+
+async def _send_robust(signal: Any, **kwargs: Any) -> None:
+    responses = await signal.asend_robust(sender=AgentRun, **kwargs)
+    for receiver, response in responses:
+        if isinstance(response, Exception):
+            logger.error("A %s receiver failed: %r", receiver, response, exc_info=response)

@@ -1,0 +1,20 @@
+"""Signals for websocket runs, so that projects can bill, meter or audit them.
+
+``run_started``: sent when a run's record is created, before the model is called.
+    Arguments: ``run_id`` (str), ``session_id`` (the stored conversation id),
+    ``agent_name`` (str), ``user`` (the connection's user; anonymous in anonymous mode).
+
+``run_finished``: sent after the record is finished, whatever the outcome.
+    Arguments: ``run`` (the ``AgentRun``, with status, error and token counts),
+    ``usage`` (dict: requests, input_tokens, output_tokens, total_tokens), ``user``.
+
+The sender is the ``AgentRun`` model. Receivers may be sync or async functions; an
+exception in one is logged and does not affect the run or the other receivers.
+"""
+
+from __future__ import annotations
+
+from django.dispatch import Signal
+
+run_started = Signal()
+run_finished = Signal()

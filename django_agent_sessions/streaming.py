@@ -1,0 +1,295 @@
+"""Running an agent and turning the SDK's stream into wire events. No websocket code.
+
+``StreamedRun`` drives ``Runner.run_streamed(...).stream_events()`` and yields the wire
+events of ``docs/wire-protocol.md``: ``run.started``, ``item.completed``, ``text.delta``
+and one of ``run.completed`` / ``run.cancelled`` / ``run.failed``. Every event carries the
+run's ``run_id`` and a ``seq`` number, counting from 1.
+
+Text deltas are coalesced: they are sent every ``flush_seconds`` or once ``flush_bytes``
+are pending, and always before any other event, so the concatenated deltas of a message
+equal its text in ``item.completed``. The SDK's stream is drained by a separate task into
+a queue, so a slow reader of ``events()`` delays the frames, not the agent.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from agents import Agent, RunConfig, Runner
+from agents.exceptions import (
+    InputGuardrailTripwireTriggered,
+    MaxTurnsExceeded,
+    OutputGuardrailTripwireTriggered,
+)
+from agents.memory import Session
+from agents.stream_events import RawResponsesStreamEvent, RunItemStreamEvent, StreamEvent
+from agents.usage import Usage
+from django.utils.translation import gettext as _
+
+from django_agent_sessions.display import display_run_item, display_size
+
+logger = logging.getLogger(__name__)
+
+Status = Literal["completed", "cancelled", "failed"]
+# How long a cancelled run may take to finish its in-flight database write.
+_SETTLE_SECONDS = 10.0
+_TEXT_DELTAS = {"response.output_text.delta", "response.refusal.delta"}
+
+
+@dataclass
+class Outcome:
+    """How a run ended, once ``events()`` is exhausted."""
+
+    status: Status = "failed"
+    usage: Usage = field(default_factory=Usage)
+    final_output: Any = None
+    error_code: str = ""
+    error: str = ""  # for logs and the run record, never sent to the browser
+    message: str = ""  # safe to show
+
+
+class _End:
+    def __init__(self, error: BaseException | None = None) -> None:
+        self.error = error
+
+
+class StreamedRun:
+    """One agent run with ``text`` as input, as a sequence of wire events."""
+
+    def __init__(
+        self,
+        agent: Agent[Any],
+        text: str,
+        *,
+        run_id: str,
+        session: Session | None = None,
+        context: Any = None,
+        run_config: RunConfig | None = None,
+        flush_seconds: float = 0.04,
+        flush_bytes: int = 1024,
+        max_bytes: int | None = None,
+    ) -> None:
+        self.agent = agent
+        self.text = text
+        self.run_id = run_id
+        self.session = session
+        self.context = context
+        self.run_config = run_config
+        self.flush_seconds = flush_seconds
+        self.flush_bytes = flush_bytes
+        self.max_bytes = max_bytes
+        self.outcome = Outcome()
+        self._seq = 0
+        self._bytes = 0
+        self._items: list[dict[str, Any]] = []
+        self._streamed_text = ""  # of the current message, already sent as deltas
+        self._pending = ""  # received, not yet sent
+        self._flush_at = 0.0
+        self._cancel_requested = False
+        self._result: Any = None
+
+    def cancel(self) -> None:
+        """Stop the run. The turn in progress is dropped; completed turns stay saved."""
+        self._cancel_requested = True
+        if self._result is not None and not self._result.is_complete:
+            self._result.cancel(mode="immediate")
+
+    def snapshot(self) -> dict[str, Any]:
+        """What a socket joining mid-run needs: the run's items so far, the text already
+        streamed of the current message, and the ``seq`` of the last event sent."""
+        return {
+            "run_id": self.run_id,
+            "seq": self._seq,
+            "items": list(self._items),
+            "text": self._streamed_text,
+        }
+
+    async def events(self) -> AsyncIterator[dict[str, Any]]:
+        yield self._event("run.started", agent=self.agent.name)
+        user_item = {"kind": "message", "role": "user", "text": self.text}
+        self._items.append(user_item)
+        yield self._event("item.completed", item=user_item)
+        self._result = Runner.run_streamed(
+            self.agent,
+            self.text,
+            session=self.session,
+            context=self.context,
+            run_config=self.run_config,
+        )
+        if self._cancel_requested:
+            self._result.cancel(mode="immediate")
+        queue: asyncio.Queue[StreamEvent | _End] = asyncio.Queue()
+        pump = asyncio.create_task(self._pump(queue))
+        try:
+            async for event in self._translated(queue):
+                yield event
+        finally:
+            await self._stop_pump(pump)
+        yield self._finish(pump.result() if not pump.cancelled() else _End())
+
+    async def _stop_pump(self, pump: asyncio.Task[_End]) -> None:
+        """Cancel the SDK run if it is still going, and let it settle its saves."""
+        if pump.done():
+            return
+        self.cancel()
+        await asyncio.wait({pump}, timeout=_SETTLE_SECONDS)
+        if not pump.done():
+            pump.cancel()
+            await asyncio.gather(pump, return_exceptions=True)
+
+    async def _pump(self, queue: asyncio.Queue[StreamEvent | _End]) -> _End:
+        try:
+            async for event in self._result.stream_events():
+                queue.put_nowait(event)
+        except Exception as error:
+            end = _End(error)
+        else:
+            end = _End()
+        queue.put_nowait(end)
+        return end
+
+    async def _translated(
+        self, queue: asyncio.Queue[StreamEvent | _End]
+    ) -> AsyncIterator[dict[str, Any]]:
+        loop = asyncio.get_running_loop()
+        while True:
+            timeout = max(0.0, self._flush_at - loop.time()) if self._pending else None
+            try:
+                event = await asyncio.wait_for(queue.get(), timeout)
+            except asyncio.TimeoutError:
+                yield self._flush()
+                continue
+            if isinstance(event, _End):
+                return
+            for wire in self._translate(event):
+                yield wire
+            if self._over_budget():
+                # Nothing past the budget is sent, not even pending text.
+                self.cancel()
+                self.outcome.error_code = "run_too_large"
+                return
+            if self._pending and (
+                len(self._pending.encode("utf-8", "replace")) >= self.flush_bytes
+                or loop.time() >= self._flush_at
+            ):
+                yield self._flush()
+
+    def _translate(self, event: StreamEvent) -> list[dict[str, Any]]:
+        if isinstance(event, RawResponsesStreamEvent):
+            if event.data.type in _TEXT_DELTAS:
+                self._add_delta(getattr(event.data, "delta", ""))
+            return []
+        if isinstance(event, RunItemStreamEvent):
+            item = display_run_item(event.item)
+            self._bytes += display_size(item)
+            if self._over_budget():
+                return []
+            out = [self._flush()] if self._pending else []
+            if item["kind"] == "message":
+                self._streamed_text = ""
+            self._items.append(item)
+            out.append(self._event("item.completed", item=item))
+            return out
+        return []  # agent updates: handoffs show up as items
+
+    def _add_delta(self, delta: str) -> None:
+        if not delta:
+            return
+        if not self._pending:
+            self._flush_at = asyncio.get_running_loop().time() + self.flush_seconds
+        self._pending += delta
+        self._bytes += len(delta.encode("utf-8", "replace"))
+
+    def _flush(self) -> dict[str, Any]:
+        delta, self._pending = self._pending, ""
+        self._streamed_text += delta
+        return self._event("text.delta", delta=delta)
+
+    def _over_budget(self) -> bool:
+        return self.max_bytes is not None and self._bytes > self.max_bytes
+
+    def _finish(self, end: _End) -> dict[str, Any]:
+        outcome = self.outcome
+        if self._result is not None:
+            outcome.usage = self._result.context_wrapper.usage
+        if outcome.error_code == "run_too_large":
+            outcome.status = "failed"
+            outcome.error = f"The run streamed more than MAX_RUN_BYTES ({self.max_bytes})."
+            outcome.message = _("The reply was too long and was stopped.")
+        elif end.error is not None:
+            outcome.status = "failed"
+            outcome.error_code, outcome.message = _describe(end.error)
+            outcome.error = f"{type(end.error).__name__}: {end.error}"
+            logger.error("Agent run %s failed.", self.run_id, exc_info=end.error)
+        elif self._cancel_requested:
+            outcome.status = "cancelled"
+        else:
+            outcome.status = "completed"
+            outcome.final_output = _jsonable(self._result.final_output)
+        return self.final_event()
+
+    def final_event(self) -> dict[str, Any]:
+        """The terminal event for ``outcome``: completed, cancelled or failed."""
+        outcome = self.outcome
+        if outcome.status == "completed":
+            return self._event(
+                "run.completed",
+                final_output=outcome.final_output,
+                usage=usage_dict(outcome.usage),
+            )
+        if outcome.status == "cancelled":
+            return self._event("run.cancelled")
+        error = {
+            "code": outcome.error_code or "agent_error",
+            "message": outcome.message or _("The agent failed to answer. Please try again."),
+        }
+        return self._event("run.failed", error=error)
+
+    def _event(self, type_: str, **fields: Any) -> dict[str, Any]:
+        self._seq += 1
+        return {"type": type_, "run_id": self.run_id, "seq": self._seq, **fields}
+
+
+def usage_dict(usage: Usage) -> dict[str, int]:
+    return {
+        "requests": usage.requests,
+        "input_tokens": usage.input_tokens,
+        "output_tokens": usage.output_tokens,
+        "total_tokens": usage.total_tokens,
+    }
+
+
+_ERRORS: list[tuple[type[BaseException], str, Callable[[], str]]] = [
+    (MaxTurnsExceeded, "max_turns", lambda: _("The agent took too many steps and was stopped.")),
+    (
+        InputGuardrailTripwireTriggered,
+        "guardrail",
+        lambda: _("The message was blocked by a safety check."),
+    ),
+    (
+        OutputGuardrailTripwireTriggered,
+        "guardrail",
+        lambda: _("The reply was blocked by a safety check."),
+    ),
+]
+
+
+def _describe(error: BaseException) -> tuple[str, str]:
+    """A code and a message safe to show: never the exception's own text."""
+    for error_type, code, message in _ERRORS:
+        if isinstance(error, error_type):
+            return code, message()
+    return "agent_error", _("The agent failed to answer. Please try again.")
+
+
+def _jsonable(value: Any) -> Any:
+    if value is None or isinstance(value, str | int | float | bool | list | dict):
+        return value
+    dump = getattr(value, "model_dump", None)
+    if callable(dump):
+        return dump(mode="json")
+    return str(value)

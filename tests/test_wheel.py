@@ -1,0 +1,96 @@
+"""The built wheel installs into a fresh project: INSTALLED_APPS + migrate, nothing else."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import sysconfig
+import zipfile
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("dist")
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "--no-build-isolation",
+            "-q",
+            "-w",
+            str(out),
+            str(REPO_ROOT),
+        ],
+        check=True,
+        capture_output=True,
+    )
+    (built,) = out.glob("django_agent_sessions-*.whl")
+    return built
+
+
+def test_wheel_ships_the_app_and_only_the_app(wheel):
+    names = zipfile.ZipFile(wheel).namelist()
+    assert "django_agent_sessions/py.typed" in names
+    assert "django_agent_sessions/migrations/0001_initial.py" in names
+    assert not [n for n in names if n.startswith(("tests/", "example_project/", "benchmarks/"))]
+
+
+def run(args: list[str], cwd: Path, env: dict[str, str]) -> str:
+    result = subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True, check=False)
+    assert result.returncode == 0, result.stdout + result.stderr
+    return result.stdout
+
+
+def test_fresh_project_installs_and_migrates(wheel, tmp_path):
+    target = tmp_path / "site"
+    run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "-q",
+            "--no-deps",
+            "--target",
+            str(target),
+            str(wheel),
+        ],
+        tmp_path,
+        dict(os.environ),
+    )
+    # The installed wheel first, then the dependencies already in this environment.
+    env = {
+        "PATH": os.environ["PATH"],
+        "PYTHONPATH": os.pathsep.join([str(target), sysconfig.get_paths()["purelib"]]),
+    }
+    python = [sys.executable, "-m"]
+    run([*python, "django", "startproject", "mysite", str(tmp_path)], tmp_path, env)
+    settings = tmp_path / "mysite" / "settings.py"
+    settings.write_text(
+        settings.read_text().replace(
+            "INSTALLED_APPS = [", "INSTALLED_APPS = [\n    'django_agent_sessions',"
+        )
+    )
+    env["DJANGO_SETTINGS_MODULE"] = "mysite.settings"
+    env["PYTHONPATH"] = os.pathsep.join([str(tmp_path), env["PYTHONPATH"]])
+    out = run([*python, "django", "migrate", "-v", "1"], tmp_path, env)
+    assert "Applying django_agent_sessions.0001_initial... OK" in out
+    code = (
+        "import asyncio, django; django.setup();"
+        "import django_agent_sessions as app; from django_agent_sessions import DjangoSession;"
+        "s = DjangoSession('fresh');"
+        "asyncio.run(s.add_items([{'role': 'user', 'content': 'hi'}]));"
+        "print(app.__file__, asyncio.run(s.get_items()))"
+    )
+    out = run([sys.executable, "-c", code], tmp_path, env)
+    assert out.startswith(str(target))
+    assert "'content': 'hi'" in out
