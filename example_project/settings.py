@@ -1,16 +1,63 @@
-"""Settings for the example project (filled out by the example-project work)."""
+"""Settings for the example project, read from the environment.
+
+With nothing set it runs as a development server on this machine: SQLite next to
+``manage.py``, the in-memory channel layer, DEBUG on. Production mode (see
+docs/example-project.md) sets:
+
+- ``DATABASE_URL``: e.g. ``postgres://user:password@db.example.com:5432/chat``.
+- ``REDIS_URL``: e.g. ``redis://127.0.0.1:6379/0``; switches to channels_redis, which every
+  daphne worker of one site needs, so that all of them see every run.
+- ``DEBUG`` (``0``/``1``), ``SECRET_KEY`` (required when DEBUG is off),
+  ``ALLOWED_HOSTS`` (comma-separated).
+- ``CHANNEL_LAYER_PREFIX``: channels_redis key prefix, for several sites on one Redis.
+- ``OPENAI_API_KEY``, ``AGENT_MODEL``, ``OPENAI_BASE_URL``: a real model instead of the
+  offline demo (read by ``example_project/agent.py``); ``DEMO_MODEL_DELAY``: seconds
+  between the demo model's words.
+"""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
+from typing import Any
+
+import dj_database_url
+from django.core.exceptions import ImproperlyConfigured
 
 BASE_DIR = Path(__file__).resolve().parent.parent
-SECRET_KEY = "example-project-development-key"  # noqa: S105
-DEBUG = True
-ALLOWED_HOSTS = ["127.0.0.1", "localhost"]
+
+
+def _flag(name: str, default: bool) -> bool:
+    value = os.environ.get(name)
+    if value is None or value == "":
+        return default
+    if value.lower() in {"1", "true", "yes", "on"}:
+        return True
+    if value.lower() in {"0", "false", "no", "off"}:
+        return False
+    raise ImproperlyConfigured(f"{name} must be 1/0, true/false, yes/no or on/off, not {value!r}")
+
+
+DEBUG = _flag("DEBUG", True)
+
+SECRET_KEY = os.environ.get("SECRET_KEY", "")
+if not SECRET_KEY:
+    if not DEBUG:
+        raise ImproperlyConfigured("SECRET_KEY must be set when DEBUG is off.")
+    SECRET_KEY = "example-project-development-key-not-for-production"  # noqa: S105
+
+ALLOWED_HOSTS = [
+    host.strip()
+    for host in os.environ.get("ALLOWED_HOSTS", "127.0.0.1,localhost").split(",")
+    if host.strip()
+]
+
 USE_TZ = True
+TIME_ZONE = "UTC"
+USE_I18N = True
 
 INSTALLED_APPS = [
+    # First, so that `manage.py runserver` is daphne's ASGI server (websockets included).
     "daphne",
     "django.contrib.admin",
     "django.contrib.auth",
@@ -20,7 +67,9 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "channels",
     "django_agent_sessions",
+    "example_project.chat",
 ]
+
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -28,8 +77,12 @@ MIDDLEWARE = [
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
 ]
+
 ROOT_URLCONF = "example_project.urls"
+ASGI_APPLICATION = "example_project.asgi.application"
+
 TEMPLATES = [
     {
         "BACKEND": "django.template.backends.django.DjangoTemplates",
@@ -43,16 +96,76 @@ TEMPLATES = [
         },
     }
 ]
-DATABASES = {
-    "default": {
-        "ENGINE": "django.db.backends.sqlite3",
-        "NAME": BASE_DIR / "db.sqlite3",
-        "OPTIONS": {
-            "transaction_mode": "IMMEDIATE",
-            "timeout": 20,
-            "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL",
+
+# SQLite only waits for a lock (instead of failing at once with "database is locked")
+# when each transaction takes the write lock up front; WAL lets readers run meanwhile.
+SQLITE_OPTIONS = {
+    "transaction_mode": "IMMEDIATE",
+    "timeout": 20,
+    "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL",
+}
+
+
+def _database() -> dict[str, Any]:
+    url = os.environ.get("DATABASE_URL")
+    if not url:
+        return {
+            "ENGINE": "django.db.backends.sqlite3",
+            "NAME": BASE_DIR / "db.sqlite3",
+            "OPTIONS": SQLITE_OPTIONS,
+        }
+    # CONN_MAX_AGE=0: a connection broken by a database restart is replaced on the next
+    # request instead of failing every later one in a long-lived daphne worker.
+    config: dict[str, Any] = dict(dj_database_url.parse(url, conn_max_age=0))
+    if config["ENGINE"] == "django.db.backends.sqlite3":
+        config["OPTIONS"] = {**SQLITE_OPTIONS, **config.get("OPTIONS", {})}
+    return config
+
+
+DATABASES = {"default": _database()}
+
+
+def _channel_layer() -> dict[str, Any]:
+    redis_url = os.environ.get("REDIS_URL")
+    if not redis_url:
+        # One process only: fine for `bin/run`, wrong for several workers.
+        return {"BACKEND": "channels.layers.InMemoryChannelLayer"}
+    return {
+        "BACKEND": "channels_redis.core.RedisChannelLayer",
+        "CONFIG": {
+            "hosts": [redis_url],
+            "prefix": os.environ.get("CHANNEL_LAYER_PREFIX", "asgi"),
         },
     }
+
+
+CHANNEL_LAYERS = {"default": _channel_layer()}
+
+AGENT_SESSIONS = {
+    "AGENT": "example_project.agent.build_agent",
+    # A reload (or a phone switching networks) drops the socket for a moment; the run
+    # keeps going and the page picks it up again from the history frame's active_run.
+    "CONTINUE_RUNS_AFTER_DISCONNECT": True,
 }
+
 STATIC_URL = "/static/"
-CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+STATIC_ROOT = BASE_DIR / "staticfiles"
+# daphne does not serve static files; asgi.py does it for this small project unless a
+# front proxy serves `collectstatic` output from STATIC_ROOT (SERVE_STATIC=0).
+SERVE_STATIC = _flag("SERVE_STATIC", True)
+
+LOGIN_URL = "login"
+
+SESSION_COOKIE_HTTPONLY = True
+SESSION_COOKIE_SECURE = _flag("SECURE_COOKIES", not DEBUG)
+CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
+X_FRAME_OPTIONS = "DENY"
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
+}

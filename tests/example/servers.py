@@ -1,0 +1,198 @@
+"""Live daphne servers running the example project, for the browser tests.
+
+Each server is a real ``daphne example_project.asgi:application`` subprocess in
+production mode (DEBUG off) on 127.0.0.1. The test process binds the listening socket and
+hands it to daphne (``--fd``), so the port is known before daphne starts, no other
+process can take it in between, and a restarted daphne comes back on the same address.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+import uuid
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+START_TIMEOUT = 60.0
+DAPHNE = [sys.executable, "-m", "daphne", "-v", "1"]
+
+
+def database_url(database: dict[str, Any]) -> str:
+    """A DATABASE_URL for the (already created) test database in ``database``."""
+    engine = database["ENGINE"]
+    if engine.endswith("sqlite3"):
+        return "sqlite:///" + str(Path(database["NAME"]).resolve())
+    if engine.endswith("postgresql"):
+        user = quote(database.get("USER") or "", safe="")
+        password = quote(database.get("PASSWORD") or "", safe="")
+        credentials = f"{user}:{password}@" if password else f"{user}@"
+        host = database.get("HOST") or "127.0.0.1"
+        port = database.get("PORT") or "5432"
+        return f"postgres://{credentials}{host}:{port}/{database['NAME']}"
+    raise ValueError(f"no DATABASE_URL form for {engine}")
+
+
+class DaphneServer:
+    """One daphne worker of the example project; ``start()``, ``stop()``, ``restart()``."""
+
+    def __init__(self, name: str, log_dir: Path, env: dict[str, str]) -> None:
+        self.name = name
+        self.log_path = log_dir / f"daphne-{name}.log"
+        self.env = env
+        self.listener = socket.create_server(("127.0.0.1", 0), backlog=64)
+        self.port = self.listener.getsockname()[1]
+        self.process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self) -> None:
+        fd = self.listener.fileno()
+        with self.log_path.open("ab") as log:
+            self.process = subprocess.Popen(
+                [*DAPHNE, "--fd", str(fd), "example_project.asgi:application"],
+                cwd=REPO_ROOT,
+                env=self.env,
+                pass_fds=(fd,),
+                stdout=log,
+                stderr=subprocess.STDOUT,
+            )
+        self._wait_until_ready()
+
+    def stop(self) -> None:
+        process, self.process = self.process, None
+        if process is None or process.poll() is not None:
+            return
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout=15)
+
+    def restart(self) -> None:
+        self.stop()
+        self.start()
+
+    def close(self) -> None:
+        self.stop()
+        self.listener.close()
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
+
+    def _wait_until_ready(self) -> None:
+        deadline = time.monotonic() + START_TIMEOUT
+        while time.monotonic() < deadline:
+            assert self.process is not None
+            if self.process.poll() is not None:
+                raise RuntimeError(f"daphne {self.name} exited early:\n{self.log()}")
+            try:
+                with urllib.request.urlopen(self.url + "/accounts/login/", timeout=5) as reply:
+                    if reply.status == 200:
+                        return
+            except (urllib.error.URLError, ConnectionError, TimeoutError):
+                pass
+            time.sleep(0.2)
+        self.stop()
+        raise RuntimeError(f"daphne {self.name} did not answer in {START_TIMEOUT}s:\n{self.log()}")
+
+
+def server_environment(database_url: str, **extra: str) -> dict[str, str]:
+    """The example project's production-mode environment, on the test database."""
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        # A developer's own settings must not leak into the servers under test.
+        if key not in {"OPENAI_API_KEY", "OPENAI_BASE_URL", "AGENT_MODEL", "REDIS_URL"}
+        and not key.startswith("DJANGO_")
+    }
+    env.update(
+        DJANGO_SETTINGS_MODULE="example_project.settings",
+        PYTHONPATH=str(REPO_ROOT),
+        DATABASE_URL=database_url,
+        DEBUG="0",
+        SECRET_KEY="browser-tests-only",
+        ALLOWED_HOSTS="127.0.0.1,localhost",
+        SECURE_COOKIES="0",  # plain http on loopback
+        DEMO_MODEL_DELAY="0.01",
+        LOG_LEVEL="WARNING",
+        PYTHONDONTWRITEBYTECODE="1",
+    )
+    env.update(extra)
+    return env
+
+
+class ServerDatabase:
+    """A database of its own for the servers under test, migrated by ``manage.py``.
+
+    Same backend as the run's test database (``AGENT_SESSIONS_TEST_DB``): a SQLite file,
+    or a new PostgreSQL database on the test server, dropped afterwards. It lives
+    outside pytest-django's test database because the browser tests' thread has
+    Playwright's event loop running, where Django refuses ORM calls.
+    """
+
+    def __init__(self, directory: Path) -> None:
+        from django.conf import settings
+
+        self.config = dict(settings.DATABASES["default"])
+        self.postgres = self.config["ENGINE"].endswith("postgresql")
+        if self.postgres:
+            self.config["NAME"] = f"example_e2e_{os.getpid()}_{uuid.uuid4().hex[:8]}"
+            self._maintenance(f'CREATE DATABASE "{self.config["NAME"]}"')
+        else:
+            self.config["NAME"] = str(directory / "example.sqlite3")
+        self.url = database_url(self.config)
+
+    def prepare(self, env: dict[str, str]) -> None:
+        manage(env, "migrate", "--no-input", "-v", "0")
+
+    def drop(self) -> None:
+        if self.postgres:
+            self._maintenance(f'DROP DATABASE IF EXISTS "{self.config["NAME"]}" WITH (FORCE)')
+
+    def _maintenance(self, sql: str) -> None:
+        import psycopg
+
+        with psycopg.connect(
+            host=self.config.get("HOST") or "127.0.0.1",
+            port=self.config.get("PORT") or "5432",
+            user=self.config.get("USER") or None,
+            password=self.config.get("PASSWORD") or None,
+            dbname="postgres",
+            autocommit=True,
+        ) as connection:
+            connection.execute(sql.encode())
+
+
+def manage(env: dict[str, str], *args: str) -> str:
+    """Run ``manage.py`` with the servers' environment; its output, or a clear failure."""
+    done = subprocess.run(
+        [sys.executable, "manage.py", *args],
+        cwd=REPO_ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    if done.returncode != 0:
+        raise RuntimeError(f"manage.py {' '.join(args)} failed:\n{done.stdout}{done.stderr}")
+    return done.stdout
+
+
+def create_user(env: dict[str, str]) -> tuple[str, str]:
+    username = f"user-{uuid.uuid4().hex[:8]}"
+    password = f"pw-{uuid.uuid4().hex}"
+    manage(env, "ensure_demo_user", "--username", username, "--password", password)
+    return username, password
