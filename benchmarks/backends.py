@@ -91,6 +91,18 @@ class DjangoSessionPoolBackend(DjangoSessionBackend):
     thread_sensitive = False
 
 
+class DjangoSessionPreparedBackend(DjangoSessionBackend):
+    """Django configured with psycopg's own defaults: server-side binding, prepared
+    statements. Django turns both off by default; the floor has them."""
+
+    name, label = "django-prepared", "DjangoSession (server_side_binding)"
+    databases = ("postgres",)
+
+    def setup(self, *, create_schema: bool = True) -> None:
+        os.environ["BENCH_PG_SERVER_BINDING"] = "1"
+        super().setup(create_schema=create_schema)
+
+
 class FloorBackend(Backend):
     name, label = "floor", "floor (plain driver + to_thread)"
     apps = ("django_agent_sessions",)  # only for the schema: the same tables
@@ -141,7 +153,7 @@ class SQLAlchemyBackend(Backend):
             self._engine = create_async_engine(self.target.sqlalchemy_url())
             if self.target.kind == "sqlite":
 
-                @event.listens_for(self._engine.sync_engine, "connect")
+                @event.listens_for(self._engine.sync_engine, "connect")  # type: ignore[untyped-decorator,misc]
                 def _tune(dbapi_connection: Any, _record: Any) -> None:
                     cursor = dbapi_connection.cursor()
                     cursor.execute("PRAGMA synchronous=NORMAL")
@@ -205,6 +217,7 @@ BACKENDS: dict[str, type[Backend]] = {
     for cls in (
         DjangoSessionBackend,
         DjangoSessionPoolBackend,
+        DjangoSessionPreparedBackend,
         FloorBackend,
         SDKSQLiteBackend,
         SQLAlchemyBackend,

@@ -55,15 +55,31 @@ class FloorSession:
 
     def _get_items(self, limit: int | None) -> list[Any]:
         p = self._p
-        sql = (
-            f"SELECT s.owner_id, i.payload FROM {SESSIONS} s LEFT JOIN {ITEMS} i "
-            f"ON i.session_id = s.id WHERE s.session_id = {p} "
-        )
-        if limit is None:
-            rows = self._conn().execute(sql + "ORDER BY i.id ASC", (self.session_id,)).fetchall()
+        if self._target.kind == "postgres":  # the same statement as storage.read_items
+            order = "ASC" if limit is None else "DESC"
+            window = "" if limit is None else f" LIMIT {p}"
+            sql = (
+                f"SELECT s.owner_id, i.payload FROM {SESSIONS} s LEFT JOIN LATERAL ("
+                f"SELECT id, payload FROM {ITEMS} WHERE session_id = s.id "
+                f"ORDER BY id {order}{window}) i ON TRUE WHERE s.session_id = {p} "
+                f"ORDER BY i.id {order}"
+            )
+            params: tuple[Any, ...] = (
+                (self.session_id,) if limit is None else (limit, self.session_id)
+            )
         else:
-            sql += f"ORDER BY i.id DESC LIMIT {p}"
-            rows = self._conn().execute(sql, (self.session_id, limit)).fetchall()
+            sql = (
+                f"SELECT s.owner_id, i.payload FROM {SESSIONS} s LEFT JOIN {ITEMS} i "
+                f"ON i.session_id = s.id WHERE s.session_id = {p} "
+            )
+            if limit is None:
+                sql += "ORDER BY i.id ASC"
+                params = (self.session_id,)
+            else:
+                sql += f"ORDER BY i.id DESC LIMIT {p}"
+                params = (self.session_id, limit)
+        rows = self._conn().execute(sql, params).fetchall()
+        if limit is not None:
             rows.reverse()
         return [json.loads(payload) for _, payload in rows if payload is not None]
 
@@ -95,7 +111,7 @@ class FloorSession:
                 row = self._lock(conn, now, len(items))
             values = ", ".join([f"({p}, {p}, {p}, {p}, '', '', {p})"] * len(items))
             params: list[Any] = []
-            for item, payload in zip(items, payloads):
+            for item, payload in zip(items, payloads, strict=True):
                 params += [row[0], payload, item.get("type", "message"), item.get("role", ""), now]
             conn.execute(
                 f"INSERT INTO {ITEMS} (session_id, payload, item_type, role, call_id, preview, "
@@ -116,8 +132,8 @@ class FloorSession:
             popped = None
             if row is not None:
                 popped = conn.execute(
-                    f"DELETE FROM {ITEMS} WHERE id = (SELECT id FROM {ITEMS} WHERE session_id = {p} "
-                    "ORDER BY id DESC LIMIT 1) RETURNING payload",
+                    f"DELETE FROM {ITEMS} WHERE id = (SELECT id FROM {ITEMS} "
+                    f"WHERE session_id = {p} ORDER BY id DESC LIMIT 1) RETURNING payload",
                     (row[0],),
                 ).fetchone()
         except BaseException:

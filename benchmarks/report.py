@@ -38,9 +38,12 @@ def db_tables(docs: list[dict[str, Any]], db: str) -> str:
     by_name = {d["backend"]: d for d in ran}
     lines = [f"### {db}", ""]
     for workload, title in WORKLOADS.items():
-        lines += [f"**{title}**", "",
-                  "| backend | median ms | p90 ms | ops/s | x DjangoSession | x floor |",
-                  "|---|---:|---:|---:|---:|---:|"]
+        lines += [
+            f"**{title}**",
+            "",
+            "| backend | median ms | p90 ms | ops/s | x DjangoSession | x floor |",
+            "|---|---:|---:|---:|---:|---:|",
+        ]
         for doc in ran:
             result = doc["workloads"].get(workload)
             if not result:
@@ -53,20 +56,34 @@ def db_tables(docs: list[dict[str, Any]], db: str) -> str:
                 f"{_ratio(median, _median(by_name.get(FLOOR), workload))} |"
             )
         lines.append("")
-    lines += ["**peak memory reading a 10k-item session (tracemalloc) and correctness**", "",
-              "| backend | peak KiB | read ms | concurrent pops | concurrent batches |",
-              "|---|---:|---:|---|---|"]
+    lines += [
+        "**peak memory reading a 10k-item session (tracemalloc) and correctness**",
+        "",
+        "| backend | peak KiB | read ms | concurrent pops | concurrent batches |",
+        "|---|---:|---:|---|---|",
+    ]
     for doc in ran:
         memory = doc["workloads"]["memory_read_10k"]
         pops, batches = doc["correctness"]["pops"], doc["correctness"]["batches"]
-        pop_text = "ok" if pops["ok"] else (
-            f"FAIL: {pops['duplicates']} dup, {pops['lost']} lost, "
-            f"{pops['left_behind']} left")
-        batch_text = "ok" if batches["ok"] else (
-            f"FAIL: {batches['stored']}/{batches['expected']} stored, "
-            f"{batches['split_or_reordered_batches']} split")
-        lines.append(f"| {doc['label']} | {memory['peak_kib']} | {memory['ms']} | "
-                     f"{pop_text} | {batch_text} |")
+        pop_text = (
+            "ok"
+            if pops["ok"]
+            else (
+                f"FAIL: {pops['duplicates']} dup, {pops['lost']} lost, {pops['left_behind']} left"
+            )
+        )
+        batch_text = (
+            "ok"
+            if batches["ok"]
+            else (
+                f"FAIL: {batches['stored']}/{batches['expected']} stored, "
+                f"{batches['split_or_reordered_batches']} split"
+            )
+        )
+        lines.append(
+            f"| {doc['label']} | {memory['peak_kib']} | {memory['ms']} | "
+            f"{pop_text} | {batch_text} |"
+        )
     skipped = [d for d in docs if d["db"] == db and "skipped" in d]
     if skipped:
         lines += ["", "Skipped: " + "; ".join(f"{d['skipped']}" for d in skipped)]
@@ -85,23 +102,45 @@ def targets(docs: list[dict[str, Any]]) -> list[dict[str, Any]]:
         for workload in WORKLOADS:
             mine = _median(ours, workload)
             for name, doc in ran.items():
-                if name in (REFERENCE, FLOOR, "django-pool"):
+                if name in (REFERENCE, FLOOR) or name.startswith("django-"):
                     continue
                 theirs = _median(doc, workload)
                 if mine is not None and theirs is not None:
-                    checks.append({"db": db, "target": f"{workload}: DjangoSession <= {name}",
-                                   "ours_ms": mine, "theirs_ms": theirs, "met": mine <= theirs})
+                    checks.append(
+                        {
+                            "db": db,
+                            "target": f"{workload}: DjangoSession <= {name}",
+                            "ours_ms": mine,
+                            "theirs_ms": theirs,
+                            "met": mine <= theirs,
+                        }
+                    )
         if db == "postgres" and FLOOR in ran:
-            for workload in ("add_items_2", "pop_item"):
-                mine, floor = _median(ours, workload), _median(ran[FLOOR], workload)
-                if mine and floor:
-                    checks.append({"db": db, "target": f"{workload}: within 1.5x of floor",
-                                   "ours_ms": mine, "theirs_ms": floor,
-                                   "met": mine <= 1.5 * floor})
+            for variant in (REFERENCE, "django-prepared"):
+                for workload in ("add_items_2", "pop_item"):
+                    mine = _median(ran.get(variant), workload)
+                    floor = _median(ran[FLOOR], workload)
+                    if mine and floor:
+                        checks.append(
+                            {
+                                "db": db,
+                                "target": f"{workload}: {variant} within 1.5x of floor",
+                                "ours_ms": mine,
+                                "theirs_ms": floor,
+                                "met": mine <= 1.5 * floor,
+                            }
+                        )
         at_100, at_1m = _median(ours, "flat_get_20_at_100"), _median(ours, "flat_get_20_at_1m")
         if at_100 and at_1m:
-            checks.append({"db": db, "target": "limit=20 at 1M within 1.5x of at 100",
-                           "ours_ms": at_1m, "theirs_ms": at_100, "met": at_1m <= 1.5 * at_100})
+            checks.append(
+                {
+                    "db": db,
+                    "target": "limit=20 at 1M within 1.5x of at 100",
+                    "ours_ms": at_1m,
+                    "theirs_ms": at_100,
+                    "met": at_1m <= 1.5 * at_100,
+                }
+            )
         for name, doc in ran.items():
             correct = doc["correctness"]["pops"]["ok"] and doc["correctness"]["batches"]["ok"]
             checks.append({"db": db, "target": f"correctness: {name}", "met": correct})
@@ -113,6 +152,7 @@ def targets_table(checks: list[dict[str, Any]]) -> str:
     for c in checks:
         ours = f"{c['ours_ms']:.3f}" if "ours_ms" in c else ""
         theirs = f"{c['theirs_ms']:.3f}" if "theirs_ms" in c else ""
-        lines.append(f"| {c['db']} | {c['target']} | {ours} | {theirs} | "
-                     f"{'yes' if c['met'] else '**no**'} |")
+        lines.append(
+            f"| {c['db']} | {c['target']} | {ours} | {theirs} | {'yes' if c['met'] else '**no**'} |"
+        )
     return "\n".join(lines)

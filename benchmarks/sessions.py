@@ -26,8 +26,16 @@ from benchmarks import report
 from benchmarks.backends import BACKENDS
 
 RESULTS = Path(__file__).resolve().parent / "results"
-ORDER = ["django", "django-pool", "floor", "sdk-sqlite", "sdk-sqlalchemy",
-         "openai-django-sessions", "agentic-django"]
+ORDER = [
+    "django",
+    "django-pool",
+    "django-prepared",
+    "floor",
+    "sdk-sqlite",
+    "sdk-sqlalchemy",
+    "openai-django-sessions",
+    "agentic-django",
+]
 
 
 def _prepare(db: str, backend: str, workdir: Path) -> str:
@@ -59,22 +67,42 @@ def _admin(sql: str) -> None:
         conn.execute(sql)
 
 
-def run_backend(db: str, backend: str, workdir: Path, smoke: bool, timeout: float
-                ) -> dict[str, Any]:
+def run_backend(
+    db: str, backend: str, workdir: Path, smoke: bool, timeout: float
+) -> dict[str, Any]:
     name = _prepare(db, backend, workdir)
     out = workdir / f"{db}-{backend}.json"
-    command = [sys.executable, "-m", "benchmarks.worker", "--backend", backend, "--db", db,
-               "--name", name, "--out", str(out)] + (["--smoke"] if smoke else [])
+    command = [
+        sys.executable,
+        "-m",
+        "benchmarks.worker",
+        "--backend",
+        backend,
+        "--db",
+        db,
+        "--name",
+        name,
+        "--out",
+        str(out),
+    ] + (["--smoke"] if smoke else [])
     print(f"== {db} / {backend}", flush=True)
     try:
         completed = subprocess.run(command, timeout=timeout, check=False)
         if completed.returncode != 0 or not out.exists():
-            return {"backend": backend, "label": BACKENDS[backend].label, "db": db,
-                    "error": f"worker exited with {completed.returncode}"}
+            return {
+                "backend": backend,
+                "label": BACKENDS[backend].label,
+                "db": db,
+                "error": f"worker exited with {completed.returncode}",
+            }
         document: dict[str, Any] = json.loads(out.read_text())
     except subprocess.TimeoutExpired:
-        return {"backend": backend, "label": BACKENDS[backend].label, "db": db,
-                "error": f"worker timed out after {timeout:.0f}s"}
+        return {
+            "backend": backend,
+            "label": BACKENDS[backend].label,
+            "db": db,
+            "error": f"worker timed out after {timeout:.0f}s",
+        }
     finally:
         _discard(db, name)
     if "skipped" in document:
@@ -84,8 +112,10 @@ def run_backend(db: str, backend: str, workdir: Path, smoke: bool, timeout: floa
 
 def machine(dbs: list[str]) -> dict[str, Any]:
     info: dict[str, Any] = {
-        "cores": os.cpu_count(), "python": platform.python_version(),
-        "platform": platform.platform(), "sqlite": sqlite3.sqlite_version,
+        "cores": os.cpu_count(),
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "sqlite": sqlite3.sqlite_version,
     }
     try:
         with open("/proc/cpuinfo") as cpuinfo:
@@ -120,8 +150,11 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="agent-sessions-bench-") as tmp:
         for db in dbs:
             for backend in backends:
-                docs.append(run_backend(db, backend, Path(tmp), args.smoke,
-                                        timeout=120 if args.smoke else 600))
+                docs.append(
+                    run_backend(
+                        db, backend, Path(tmp), args.smoke, timeout=120 if args.smoke else 600
+                    )
+                )
     checks = report.targets(docs)
     markdown = "\n".join(report.db_tables(docs, db) for db in dbs)
     markdown += "\n### targets\n\n" + report.targets_table(checks) + "\n"
@@ -131,9 +164,15 @@ def main(argv: list[str] | None = None) -> int:
         print(f"ERROR {doc['db']}/{doc['backend']}: {doc['error']}")
 
     stamp = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H-%M-%SZ")
-    result = {"benchmark": "sessions", "date": stamp, "smoke": args.smoke,
-              "machine": machine(dbs), "seconds": round(time.perf_counter() - started, 1),
-              "results": docs, "targets": checks}
+    result = {
+        "benchmark": "sessions",
+        "date": stamp,
+        "smoke": args.smoke,
+        "machine": machine(dbs),
+        "seconds": round(time.perf_counter() - started, 1),
+        "results": docs,
+        "targets": checks,
+    }
     out_dir = Path(args.out_dir) if args.out_dir else RESULTS
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / f"sessions-{stamp}.json").write_text(json.dumps(result, indent=1))

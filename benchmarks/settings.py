@@ -23,6 +23,7 @@ INSTALLED_APPS = [
 ]
 
 _NAME = os.environ.get("BENCH_DB_NAME", "bench.sqlite3")
+DATABASES: dict[str, dict[str, object]]
 if os.environ.get("BENCH_DB", "sqlite") == "postgres":
     DATABASES = {
         "default": {
@@ -36,6 +37,9 @@ if os.environ.get("BENCH_DB", "sqlite") == "postgres":
             "CONN_MAX_AGE": None,
         }
     }
+    if os.environ.get("BENCH_PG_SERVER_BINDING") == "1":
+        # psycopg's own defaults: server-side binding, statements prepared after 5 uses.
+        DATABASES["default"]["OPTIONS"] = {"server_side_binding": True, "prepare_threshold": 5}
 else:
     DATABASES = {
         "default": {

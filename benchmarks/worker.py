@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import platform
 import sys
@@ -18,8 +19,17 @@ from benchmarks import correctness, workloads
 from benchmarks.backends import BACKENDS, Backend
 from benchmarks.targets import Target
 
-_PACKAGES = ("django", "openai-agents", "asgiref", "psycopg", "sqlalchemy", "aiosqlite",
-             "asyncpg", "openai-django-sessions", "agentic-django")
+_PACKAGES = (
+    "django",
+    "openai-agents",
+    "asgiref",
+    "psycopg",
+    "sqlalchemy",
+    "aiosqlite",
+    "asyncpg",
+    "openai-django-sessions",
+    "agentic-django",
+)
 
 
 def _log(message: str) -> None:
@@ -29,10 +39,8 @@ def _log(message: str) -> None:
 def _versions() -> dict[str, str]:
     found = {}
     for package in _PACKAGES:
-        try:
+        with contextlib.suppress(metadata.PackageNotFoundError):
             found[package] = metadata.version(package)
-        except metadata.PackageNotFoundError:
-            pass
     return found
 
 
@@ -40,8 +48,9 @@ async def _run(backend: Backend, profile: workloads.Profile) -> dict[str, Any]:
     try:
         results = await workloads.run_all(backend, profile, _log)
         procs, tasks = (2, 2) if profile is workloads.SMOKE else (4, 2)
-        pops = await correctness.check_pops(backend, 40 if profile is workloads.SMOKE else 160,
-                                            procs, tasks)
+        pops = await correctness.check_pops(
+            backend, 40 if profile is workloads.SMOKE else 160, procs, tasks
+        )
         _log(f"  concurrent pops: {pops}")
         batches = await correctness.check_batches(
             backend, 3 if profile is workloads.SMOKE else 10, procs, tasks
@@ -63,8 +72,11 @@ def main() -> None:
 
     backend = BACKENDS[args.backend](Target(args.db, args.name))
     document: dict[str, Any] = {
-        "backend": backend.name, "label": backend.label, "db": args.db,
-        "python": platform.python_version(), "versions": _versions(),
+        "backend": backend.name,
+        "label": backend.label,
+        "db": args.db,
+        "python": platform.python_version(),
+        "versions": _versions(),
     }
     reason = backend.unavailable()
     if reason:

@@ -32,8 +32,9 @@ class Profile:
 
 
 FULL = Profile()
-SMOKE = Profile(ops=15, seconds=0.3, large=400, huge=2_000, small=40, sessions=5, rounds=2,
-                tasks=4, warmup=1)
+SMOKE = Profile(
+    ops=15, seconds=0.3, large=400, huge=2_000, small=40, sessions=5, rounds=2, tasks=4, warmup=1
+)
 
 
 def summarize(samples: list[float], wall: float | None = None) -> dict[str, Any]:
@@ -47,8 +48,9 @@ def summarize(samples: list[float], wall: float | None = None) -> dict[str, Any]
     }
 
 
-async def timed(op: Callable[[], Awaitable[Any]], profile: Profile, ops: int | None = None
-                ) -> list[float]:
+async def timed(
+    op: Callable[[], Awaitable[Any]], profile: Profile, ops: int | None = None
+) -> list[float]:
     for _ in range(profile.warmup):
         await op()
     samples: list[float] = []
@@ -73,14 +75,17 @@ async def session_with(backend: Backend, size: int, prefix: str) -> Any:
     if size > 1:
         template = await asyncio.to_thread(max_id, backend.target, backend.items_table)
         await asyncio.to_thread(
-            bulk_copy, backend.target, backend.items_table, template, size - 1,
+            bulk_copy,
+            backend.target,
+            backend.items_table,
+            template,
+            size - 1,
             backend.order_column,
         )
     return session
 
 
-async def run_all(backend: Backend, profile: Profile, log: Callable[[str], None]
-                  ) -> dict[str, Any]:
+async def run_all(backend: Backend, profile: Profile, log: Callable[[str], None]) -> dict[str, Any]:
     results: dict[str, Any] = {}
 
     async def record(name: str, coro: Awaitable[dict[str, Any]]) -> None:
