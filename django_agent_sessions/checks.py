@@ -194,6 +194,7 @@ def _check_websocket_deployment() -> list[CheckMessage]:
                 id=f"{_ID}.W010",
             )
         )
+    messages.extend(_check_redis_timeouts())
     if not getattr(settings, "CHANNEL_LAYERS", None):
         messages.append(
             Warning(
@@ -204,3 +205,29 @@ def _check_websocket_deployment() -> list[CheckMessage]:
             )
         )
     return messages
+
+
+def _check_redis_timeouts() -> list[CheckMessage]:
+    """redis-py >= 8 times out socket reads after 5 s by default; channels_redis blocks
+    in BZPOPMIN for 5 s, so every idle consumer dies with 1011 unless the timeout is off."""
+    try:
+        import redis
+    except ImportError:
+        return []
+    if int(str(redis.__version__).split(".")[0]) < 8:
+        return []
+    for alias, layer in (getattr(settings, "CHANNEL_LAYERS", None) or {}).items():
+        if "channels_redis" not in str(layer.get("BACKEND", "")):
+            continue
+        hosts = (layer.get("CONFIG") or {}).get("hosts") or ["redis://localhost:6379"]
+        if all(isinstance(h, Mapping) and "socket_timeout" in h for h in hosts):
+            continue
+        return [
+            Warning(
+                f"Channel layer {alias!r}: redis-py {redis.__version__} closes idle "
+                "websocket consumers after 5 seconds (read timeout).",
+                hint='Give each host as {"address": REDIS_URL, "socket_timeout": None}.',
+                id=f"{_ID}.W012",
+            )
+        ]
+    return []

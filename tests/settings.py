@@ -96,12 +96,20 @@ elif TEST_DB == "sqlite":
 else:
     raise RuntimeError(f"AGENT_SESSIONS_TEST_DB must be 'sqlite' or 'postgres', not {TEST_DB!r}")
 
+# Worker processes started by the tests share the prefix of the run that started them.
+_CHANNEL_PREFIX = os.environ.get("AGENT_SESSIONS_CHANNEL_PREFIX", f"asgi{os.getpid()}:")
+
 if os.environ.get("REDIS_URL"):
     CHANNEL_LAYERS = {
         "default": {
             "BACKEND": "channels_redis.core.RedisChannelLayer",
             # A prefix per run, so that several runs can share one Redis server.
-            "CONFIG": {"hosts": [os.environ["REDIS_URL"]], "prefix": f"asgi{os.getpid()}:"},
+            "CONFIG": {
+                # redis-py >= 8 times out socket reads after 5 s by default, which kills
+                # channels_redis's blocking receive (BZPOPMIN, 5 s) on idle sockets.
+                "hosts": [{"address": os.environ["REDIS_URL"], "socket_timeout": None}],
+                "prefix": _CHANNEL_PREFIX,
+            },
         }
     }
 else:

@@ -128,3 +128,20 @@ def test_websocket_deployment_warnings(settings):
         "django_agent_sessions.W010",
         "django_agent_sessions.W011",
     ]
+
+
+def test_redis_layers_without_a_read_timeout_setting_warn(settings):
+    import redis
+
+    settings.AGENT_SESSIONS = {"AGENT": "tests.chat_agent.make_agent"}
+    layer = {"BACKEND": "channels_redis.core.RedisChannelLayer"}
+    settings.CHANNEL_LAYERS = {"default": {**layer, "CONFIG": {"hosts": ["redis://x:6379"]}}}
+    expected = ["django_agent_sessions.W012"] if int(redis.__version__.split(".")[0]) >= 8 else []
+    assert [m.id for m in check_settings()] == expected
+    settings.CHANNEL_LAYERS = {
+        "default": {
+            **layer,
+            "CONFIG": {"hosts": [{"address": "redis://x:6379", "socket_timeout": None}]},
+        }
+    }
+    assert check_settings() == []
