@@ -133,7 +133,9 @@ def _channel_layer() -> dict[str, Any]:
     return {
         "BACKEND": "channels_redis.core.RedisChannelLayer",
         "CONFIG": {
-            "hosts": [redis_url],
+            # redis-py >= 8 times socket reads out after 5 s; channels_redis waits longer
+            # than that for messages, so idle sockets would be dropped without this.
+            "hosts": [{"address": redis_url, "socket_timeout": None}],
             "prefix": os.environ.get("CHANNEL_LAYER_PREFIX", "asgi"),
         },
     }

@@ -128,6 +128,7 @@ def server_environment(database_url: str, **extra: str) -> dict[str, str]:
         DEMO_MODEL_DELAY="0.01",
         LOG_LEVEL="WARNING",
         PYTHONDONTWRITEBYTECODE="1",
+        PYTHONUNBUFFERED="1",  # access log lines reach the log file at once
     )
     env.update(extra)
     return env
@@ -136,22 +137,34 @@ def server_environment(database_url: str, **extra: str) -> dict[str, str]:
 class ServerDatabase:
     """A database of its own for the servers under test, migrated by ``manage.py``.
 
-    Same backend as the run's test database (``AGENT_SESSIONS_TEST_DB``): a SQLite file,
-    or a new PostgreSQL database on the test server, dropped afterwards. It lives
-    outside pytest-django's test database because the browser tests' thread has
-    Playwright's event loop running, where Django refuses ORM calls.
+    ``backend`` None follows the run's test database (``AGENT_SESSIONS_TEST_DB``): a
+    SQLite file, or a new PostgreSQL database on the test server (libpq's ``PG*``
+    variables), dropped afterwards. It lives outside pytest-django's test database
+    because the browser tests' thread has Playwright's event loop running, where Django
+    refuses ORM calls.
     """
 
-    def __init__(self, directory: Path) -> None:
+    def __init__(self, directory: Path, backend: str | None = None) -> None:
         from django.conf import settings
 
-        self.config = dict(settings.DATABASES["default"])
-        self.postgres = self.config["ENGINE"].endswith("postgresql")
-        if self.postgres:
-            self.config["NAME"] = f"example_e2e_{os.getpid()}_{uuid.uuid4().hex[:8]}"
+        backend = backend or settings.TEST_DB
+        if backend == "postgres":
+            self.postgres = True
+            self.config = {
+                "ENGINE": "django.db.backends.postgresql",
+                "NAME": f"example_e2e_{os.getpid()}_{uuid.uuid4().hex[:8]}",
+                "USER": os.environ.get("PGUSER", "postgres"),
+                "PASSWORD": os.environ.get("PGPASSWORD", ""),
+                "HOST": os.environ.get("PGHOST", "127.0.0.1"),
+                "PORT": os.environ.get("PGPORT", "5432"),
+            }
             self._maintenance(f'CREATE DATABASE "{self.config["NAME"]}"')
         else:
-            self.config["NAME"] = str(directory / "example.sqlite3")
+            self.postgres = False
+            self.config = {
+                "ENGINE": "django.db.backends.sqlite3",
+                "NAME": str(directory / "example.sqlite3"),
+            }
         self.url = database_url(self.config)
 
     def prepare(self, env: dict[str, str]) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -53,14 +54,34 @@ def page(context: Any) -> Iterator[Any]:
     assert problems == []
 
 
+CONFIRMED = ".message-user:not(.is-pending)"
+
+
 def send(page: Any, text: str) -> None:
+    """Type and send a message; returns once the server has started the run."""
+    confirmed = page.locator(CONFIRMED).count()
     box = page.get_by_label("Message", exact=True)
     box.fill(text)
     box.press("Enter")
+    # The server echoes the user's message right after run.started.
+    page.locator(CONFIRMED).nth(confirmed).wait_for()
 
 
 def last_assistant_text(page: Any) -> str:
     return str(page.locator(f"{ASSISTANT} .text").last.text_content())
+
+
+def wait_for_reply_length(page: Any, minimum: int, timeout: float = 20.0) -> None:
+    """Until the last assistant message has more than ``minimum`` characters.
+
+    (A polling loop, because the page's CSP rightly forbids wait_for_function's eval.)
+    """
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if page.locator(ASSISTANT).count() and len(last_assistant_text(page)) > minimum:
+            return
+        page.wait_for_timeout(50)
+    raise AssertionError(f"the reply did not grow past {minimum} characters in {timeout}s")
 
 
 def wait_idle(page: Any) -> None:
@@ -121,9 +142,7 @@ def test_stop_ends_a_long_reply(chat_server, chat_user, page):
     send(page, "Tell me a long story")
     stop = page.get_by_role("button", name="Stop")
     stop.wait_for()
-    page.wait_for_function(
-        "document.querySelector('.message-assistant .text')?.textContent.length > 100"
-    )
+    wait_for_reply_length(page, 100)
     stop.click()
     page.wait_for_selector(f"{ASSISTANT} .note:text('Stopped.')")
     wait_idle(page)
@@ -140,9 +159,7 @@ def test_stop_ends_a_long_reply(chat_server, chat_user, page):
 def test_a_reload_mid_run_picks_the_run_up_again(chat_server, chat_user, page):
     log_in(page, chat_server.url, chat_user)
     send(page, "Tell me a long story please")
-    page.wait_for_function(
-        "document.querySelector('.message-assistant .text')?.textContent.length > 200"
-    )
+    wait_for_reply_length(page, 200)
     page.reload()
     wait_connected(page)
     # The run is still going: Stop is offered and the reply keeps growing.
@@ -152,9 +169,7 @@ def test_a_reload_mid_run_picks_the_run_up_again(chat_server, chat_user, page):
     )
     page.wait_for_selector(STREAMING)
     before = len(last_assistant_text(page))
-    page.wait_for_function(
-        f"document.querySelector('.message-assistant .text').textContent.length > {before + 100}"
-    )
+    wait_for_reply_length(page, before + 100)
     page.get_by_role("button", name="Stop").click()
     wait_idle(page)
 
@@ -256,7 +271,8 @@ def test_keyboard_use(chat_server, chat_user, page):
     box.type("second line")
     assert box.input_value() == "first line\nsecond line", "Shift+Enter adds a line"
     box.press("Enter")
-    page.wait_for_selector(".message-user .text:text-is('first line\\nsecond line')")
+    page.locator(CONFIRMED).first.wait_for()
+    assert page.locator(".message-user .text").all_text_contents() == ["first line\nsecond line"]
     assert box.input_value() == ""
     assert page.evaluate("document.activeElement.id") == "message"
     wait_idle(page)

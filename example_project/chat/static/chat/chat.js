@@ -304,7 +304,11 @@
     window.clearTimeout(state.reconnectTimer);
     state.reconnectTimer = null;
     if (state.stopped) return;
-    setStatus("connecting", state.attempts ? strings.reconnecting : strings.connecting);
+    if (state.attempts) {
+      setStatus("reconnecting", strings.reconnecting);
+    } else {
+      setStatus("connecting", strings.connecting);
+    }
     const socket = new WebSocket(socketUrl());
     state.socket = socket;
     socket.addEventListener("open", function () {
