@@ -156,3 +156,44 @@ def targets_table(checks: list[dict[str, Any]]) -> str:
             f"| {c['db']} | {c['target']} | {ours} | {theirs} | {'yes' if c['met'] else '**no**'} |"
         )
     return "\n".join(lines)
+
+
+SHORT = {
+    "django": "DjangoSession",
+    "django-pool": "pool",
+    "django-prepared": "prepared",
+    "floor": "floor",
+    "sdk-sqlite": "SQLiteSession",
+    "sdk-sqlalchemy": "SQLAlchemySession",
+    "openai-django-sessions": "openai-django-sessions",
+    "agentic-django": "agentic-django",
+}
+
+
+def matrix(docs: list[dict[str, Any]], db: str) -> str:
+    """Markdown: one row per workload, one column per backend, median ms (x DjangoSession)."""
+    ran = _ran(docs, db)
+    ours = next((d for d in ran if d["backend"] == REFERENCE), None)
+    header = "| workload | " + " | ".join(SHORT.get(d["backend"], d["backend"]) for d in ran)
+    lines = [header + " |", "|---|" + "---:|" * len(ran)]
+    for workload, title in WORKLOADS.items():
+        cells = []
+        for doc in ran:
+            median = _median(doc, workload)
+            reference = _median(ours, workload)
+            ratio = f" ({median / reference:.2f}x)" if median and reference else ""
+            cells.append(f"{median:.3f}{ratio}" if median is not None else "-")
+        lines.append(f"| {title} | " + " | ".join(cells) + " |")
+    memory = [f"{d['workloads']['memory_read_10k']['peak_kib'] / 1024:.1f}" for d in ran]
+    lines.append("| peak MiB reading 10k items | " + " | ".join(memory) + " |")
+    correct = []
+    for doc in ran:
+        pops, batches = doc["correctness"]["pops"], doc["correctness"]["batches"]
+        text = "ok" if pops["ok"] and batches["ok"] else "**FAIL**"
+        if not pops["ok"]:
+            text += f" {pops['duplicates']} dup pops, {pops['lost']} lost"
+        if not batches["ok"]:
+            text += f" {batches['split_or_reordered_batches']} split batches"
+        correct.append(text)
+    lines.append("| concurrent pops + batches | " + " | ".join(correct) + " |")
+    return "\n".join(lines)

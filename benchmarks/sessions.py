@@ -156,7 +156,9 @@ def main(argv: list[str] | None = None) -> int:
                     )
                 )
     checks = report.targets(docs)
-    markdown = "\n".join(report.db_tables(docs, db) for db in dbs)
+    summary = "\n\n".join(f"#### {db}\n\n{report.matrix(docs, db)}" for db in dbs)
+    markdown = "### summary: median ms (x DjangoSession)\n\n" + summary + "\n\n"
+    markdown += "\n".join(report.db_tables(docs, db) for db in dbs)
     markdown += "\n### targets\n\n" + report.targets_table(checks) + "\n"
     print("\n" + markdown)
     errors = [d for d in docs if "error" in d]
