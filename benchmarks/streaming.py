@@ -460,5 +460,6 @@ def main(argv: list[str] | None = None) -> int:
     # Hung clients and error frames are results (see the targets), not a failed benchmark.
     return 0
 
+
 if __name__ == "__main__":
     sys.exit(main())
