@@ -42,8 +42,13 @@ else:
         }
     }
 
+# Variants for comparisons (bin/bench uses the example project's choices: 0 and True).
+for _database in DATABASES.values():
+    _database["CONN_MAX_AGE"] = None if os.environ.get("BENCH_CONN_MAX_AGE") == "none" else 0
+
 # The load comes from a handful of users on loopback; the rate limit would measure itself.
 AGENT_SESSIONS = {
     "AGENT": "benchmarks.streaming_app.build_agent",
     "RATE_LIMIT": None,
+    "THREAD_SENSITIVE": os.environ.get("BENCH_THREAD_SENSITIVE", "1") == "1",
 }

@@ -65,7 +65,7 @@ def test_sessions_and_streaming_benchmarks_run(tmp_path: Path) -> None:
 
     streamed = json.loads((tmp_path / "streaming" / "streaming-latest.json").read_text())
     modes = {r["mode"] for r in streamed["results"]}
-    assert modes == {"sessions", "baseline"}, streaming_output[-3000:]
+    assert {"sessions", "baseline"} <= modes, streaming_output[-3000:]
     for r in streamed["results"]:
         if "completed" in r:
             # Every client is accounted for; how many hung is a measurement, shown in
