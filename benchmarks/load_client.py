@@ -220,7 +220,7 @@ async def run_scenario(server: Server, cookies: list[str], s: Scenario) -> dict[
     if s.non_reader:
         # 50 000 tokens of ~200 bytes: far past the per-run byte cap.
         mute = asyncio.create_task(
-            non_reader(server, cookies[-1], "bench tokens=50000 delay_ms=0 pad=190", expected + 2)
+            non_reader(server, cookies[-1], "bench tokens=50000 delay_ms=0 pad=190", expected + 1)
         )
     await asyncio.sleep(0.5)  # let every socket connect and get its history first
     started = time.perf_counter()
@@ -264,7 +264,7 @@ async def _idle(server: Server, cookies: list[str], s: Scenario, before: int) ->
             )
             await ws.recv()
             sockets.append(ws)
-        await asyncio.sleep(1)
+        await asyncio.sleep(0.5)
         after = server.rss()
     finally:
         await asyncio.gather(*(ws.close() for ws in sockets), return_exceptions=True)

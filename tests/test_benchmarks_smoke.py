@@ -49,7 +49,7 @@ def test_sessions_and_streaming_benchmarks_run(tmp_path: Path) -> None:
         "--db",
         db,
         "--backends",
-        "django,floor,sdk-sqlite",
+        "django,floor",
     )
     streaming = _start("benchmarks.streaming", tmp_path / "streaming", "--db", db)
     sessions_output, streaming_output = _finish(sessions), _finish(streaming)
