@@ -1,0 +1,278 @@
+"""The streaming benchmark's load client: one daphne worker, websocket clients, RSS samples.
+
+Used by ``benchmarks.streaming``; every wait here is bounded.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import psutil
+from websockets.asyncio.client import connect
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@dataclass
+class Scenario:
+    name: str
+    clients: int
+    tokens: int
+    delay_ms: int
+    pad: int = 0
+    non_reader: bool = False
+    idle_only: bool = False
+    baseline_too: bool = True
+
+
+# Idle sockets first: RSS growth after a heavy scenario is hidden by memory it freed.
+
+
+@dataclass
+class ClientResult:
+    ttft: float | None = None
+    latencies: list[float] = field(default_factory=list)
+    frames: int = 0
+    completed: bool = False
+    error: str | None = None
+    stage: str = "connecting"  # where a hung client was stuck
+    last_frame: str = ""
+
+
+class Server:
+    """One daphne worker serving ``benchmarks.streaming_asgi``."""
+
+    def __init__(self, db: str, db_name: str, no_session: bool) -> None:
+        self.port = _free_port()
+        self.env = {
+            **os.environ,
+            "DJANGO_SETTINGS_MODULE": "benchmarks.streaming_settings",
+            "BENCH_DB": db,
+            "BENCH_DB_NAME": db_name,
+            "BENCH_NO_SESSION": "1" if no_session else "0",
+            "PYTHONPATH": str(ROOT),
+        }
+        self.process: subprocess.Popen[bytes] | None = None
+
+    def prepare(self, users: int) -> list[str]:
+        out = subprocess.run(
+            [sys.executable, "-m", "benchmarks.streaming_app", str(users)],
+            env=self.env,
+            check=True,
+            capture_output=True,
+            timeout=120,
+        )
+        return list(json.loads(out.stdout))
+
+    def start(self) -> None:
+        self.process = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "daphne",
+                "-b",
+                "127.0.0.1",
+                "-p",
+                str(self.port),
+                "-v",
+                "0",
+                "benchmarks.streaming_asgi:application",
+            ],
+            env=self.env,
+            cwd=ROOT,
+        )
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                socket.create_connection(("127.0.0.1", self.port), timeout=0.2).close()
+                return
+            except OSError:
+                time.sleep(0.1)
+        raise RuntimeError("daphne did not start listening within 30 s")
+
+    def rss(self) -> int:
+        assert self.process is not None
+        return int(psutil.Process(self.process.pid).memory_info().rss)
+
+    def stop(self) -> None:
+        if self.process is not None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _open(server: Server, cookie: str, session_id: str, **kwargs: Any) -> Any:
+    return connect(
+        f"ws://127.0.0.1:{server.port}/ws/agent-sessions/{session_id}/",
+        origin=f"http://127.0.0.1:{server.port}",  # type: ignore[arg-type]
+        additional_headers={"Cookie": f"sessionid={cookie}"},
+        max_size=2**22,
+        open_timeout=30,
+        **kwargs,
+    )
+
+
+async def chat(
+    server: Server, cookie: str, text: str, go: asyncio.Event, timeout: float
+) -> ClientResult:
+    """Connect, wait for the history frame, start a run on ``go``, read until it ends."""
+    result = ClientResult()
+    try:
+        async with _open(server, cookie, f"bench-{uuid.uuid4().hex[:12]}") as ws:
+            result.stage = "waiting for the history frame"
+            first = json.loads(await asyncio.wait_for(ws.recv(), 30))
+            if first.get("type") != "history":
+                result.error = f"first frame was {first.get('type')}"
+                return result
+            await go.wait()
+            started = time.time()
+            await ws.send(json.dumps({"type": "user_message", "text": text}))
+            result.stage = "reading the run"
+            deadline = time.monotonic() + timeout
+            while time.monotonic() < deadline:
+                frame = json.loads(await asyncio.wait_for(ws.recv(), deadline - time.monotonic()))
+                now = time.time()
+                result.frames += 1
+                kind = frame.get("type")
+                result.last_frame = str(kind)
+                if kind == "text.delta":
+                    if result.ttft is None:
+                        result.ttft = now - started
+                    result.latencies += [
+                        now - float(token[1:].rstrip("x"))
+                        for token in frame["delta"].split()
+                        if token[:1] == "@"
+                    ]
+                elif kind == "run.completed":
+                    result.completed = True
+                    return result
+                elif kind in ("run.failed", "run.cancelled", "error"):
+                    result.error = f"{kind}: {frame.get('error') or frame.get('code')}"
+                    return result
+    except (TimeoutError, asyncio.TimeoutError):
+        pass  # hung: not completed, no error frame
+    except Exception as error:  # a benchmark reports failures instead of dying on them
+        result.error = f"{type(error).__name__}: {error}"
+    return result
+
+
+async def non_reader(server: Server, cookie: str, text: str, seconds: float) -> None:
+    """Starts a run and then reads nothing: the worker has to hold what it cannot send."""
+    sock = socket.socket()
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    sock.connect(("127.0.0.1", server.port))
+    sock.setblocking(False)
+    async with _open(
+        server, cookie, f"bench-mute-{uuid.uuid4().hex[:8]}", sock=sock, max_queue=1
+    ) as ws:
+        await ws.recv()
+        await ws.send(json.dumps({"type": "user_message", "text": text}))
+        await asyncio.sleep(seconds)
+
+
+def _pct(values: list[float], q: float) -> float | None:
+    if not values:
+        return None
+    ordered = sorted(values)
+    return round(ordered[min(len(ordered) - 1, int(len(ordered) * q))] * 1000, 1)
+
+
+async def _sample_rss(server: Server, peak: list[int], stop: asyncio.Event) -> None:
+    while not stop.is_set():
+        peak[0] = max(peak[0], server.rss())
+        await asyncio.sleep(0.05)
+
+
+async def run_scenario(server: Server, cookies: list[str], s: Scenario) -> dict[str, Any]:
+    before = server.rss()
+    if s.idle_only:
+        return await _idle(server, cookies, s, before)
+    peak, stop = [before], asyncio.Event()
+    sampler = asyncio.create_task(_sample_rss(server, peak, stop))
+    text = f"bench tokens={s.tokens} delay_ms={s.delay_ms} pad={s.pad}"
+    expected = s.tokens * s.delay_ms / 1000
+    timeout = 30 + expected * 3
+    go = asyncio.Event()
+    clients = [
+        asyncio.create_task(chat(server, cookies[i % len(cookies)], text, go, timeout))
+        for i in range(s.clients)
+    ]
+    mute = None
+    if s.non_reader:
+        # 50 000 tokens of ~200 bytes: far past the per-run byte cap.
+        mute = asyncio.create_task(
+            non_reader(server, cookies[-1], "bench tokens=50000 delay_ms=0 pad=190", expected + 1)
+        )
+    await asyncio.sleep(0.5)  # let every socket connect and get its history first
+    started = time.perf_counter()
+    go.set()
+    results = await asyncio.gather(*clients)
+    wall = time.perf_counter() - started
+    if mute is not None:
+        await mute
+    stop.set()
+    await sampler
+    ttfts = [r.ttft for r in results if r.ttft is not None]
+    latencies = [x for r in results for x in r.latencies]
+    frames = sum(r.frames for r in results)
+    errors = sorted({r.error for r in results if r.error})
+    return {
+        "scenario": s.name,
+        "clients": s.clients,
+        "ttft_p50_ms": _pct(ttfts, 0.5),
+        "ttft_p99_ms": _pct(ttfts, 0.99),
+        "delta_p50_ms": _pct(latencies, 0.5),
+        "delta_p99_ms": _pct(latencies, 0.99),
+        "frames_per_s": round(frames / wall, 1),
+        "tokens": len(latencies),
+        "completed": sum(r.completed for r in results),
+        "hung": sum(1 for r in results if not r.completed and not r.error),
+        "errors": errors[:5],
+        "error_count": sum(1 for r in results if r.error),
+        "rss_before_mib": round(before / 2**20, 1),
+        "rss_peak_mib": round(peak[0] / 2**20, 1),
+        "rss_growth_mib": round((peak[0] - before) / 2**20, 1),
+        "seconds": round(wall, 2),
+    }
+
+
+async def _idle(server: Server, cookies: list[str], s: Scenario, before: int) -> dict[str, Any]:
+    sockets = []
+    try:
+        for i in range(s.clients):
+            ws = await _open(
+                server, cookies[i % len(cookies)], f"bench-idle-{uuid.uuid4().hex[:8]}"
+            )
+            await ws.recv()
+            sockets.append(ws)
+        await asyncio.sleep(0.5)
+        after = server.rss()
+    finally:
+        await asyncio.gather(*(ws.close() for ws in sockets), return_exceptions=True)
+    return {
+        "scenario": s.name,
+        "clients": s.clients,
+        "open": len(sockets),
+        "rss_before_mib": round(before / 2**20, 1),
+        "rss_after_mib": round(after / 2**20, 1),
+        "kib_per_socket": round((after - before) / 1024 / max(1, len(sockets)), 1),
+    }

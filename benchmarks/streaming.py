@@ -1,0 +1,238 @@
+"""The streaming benchmark: a websocket load client against daphne serving the example project.
+
+    python -m benchmarks.streaming [--db sqlite|postgres] [--smoke] [--out-dir DIR]
+
+For each mode (with DjangoSession, and the session-less baseline) it starts one daphne
+worker on 127.0.0.1, signs in benchmark users, and drives bounded scenarios through
+``ws/agent-sessions/<id>/`` with the paced model of ``streaming_app``. It measures time to
+first token, per-token delivery latency, frames/s, the worker's RSS, and errors and hung
+clients. Every scenario is bounded in clients, tokens and seconds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from benchmarks.load_client import Scenario, Server, run_scenario
+from benchmarks.sessions import RESULTS, machine
+
+MAX_RUN_BYTES = 2 * 1024 * 1024  # the app's default AGENT_SESSIONS["MAX_RUN_BYTES"]
+
+
+FULL = [
+    Scenario("200 idle sockets", 200, 0, 0, idle_only=True, baseline_too=False),
+    Scenario("1 x 2000 tokens, unpaced", 1, 2000, 0),
+    Scenario("50 x 200 tokens @ 20 ms", 50, 200, 20),
+    Scenario("200 x 200 tokens @ 20 ms", 200, 200, 20),
+    Scenario(
+        "20 x 200 @ 20 ms + 1 client that never reads",
+        20,
+        200,
+        20,
+        non_reader=True,
+        baseline_too=False,
+    ),
+]
+SMOKE = [
+    Scenario("1 x 100 tokens, unpaced", 1, 100, 0),
+    Scenario("5 x 20 tokens @ 5 ms", 5, 20, 5),
+    Scenario(
+        "3 x 20 @ 5 ms + 1 client that never reads", 3, 20, 5, non_reader=True, baseline_too=False
+    ),
+    Scenario("10 idle sockets", 10, 0, 0, idle_only=True, baseline_too=False),
+]
+
+
+def _prepare_db(db: str, workdir: Path, label: str) -> str:
+    if db == "sqlite":
+        return str(workdir / f"streaming-{label}.sqlite3")
+    from benchmarks.sessions import _admin
+
+    name = f"bench_streaming_{label}_{os.getpid()}"
+    _admin(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+    _admin(f"CREATE DATABASE {name}")
+    return name
+
+
+@dataclass(frozen=True)
+class Mode:
+    label: str
+    no_session: bool
+    env: tuple[tuple[str, str], ...] = ()
+    # Variants run only the scenarios that compare time to first token.
+    variant: bool = False
+
+
+MODES = [
+    Mode("sessions", False),
+    Mode("baseline", True),
+    # The example project closes connections after each use (CONN_MAX_AGE=0); these
+    # show what persistent connections change.
+    Mode("sessions, CONN_MAX_AGE=None", False, (("BENCH_CONN_MAX_AGE", "none"),), True),
+    Mode("baseline, CONN_MAX_AGE=None", True, (("BENCH_CONN_MAX_AGE", "none"),), True),
+]
+
+
+async def run_mode(
+    db: str, name: str, cookies: list[str], mode: Mode, scenarios: list[Scenario]
+) -> list[dict[str, Any]]:
+    label, no_session = mode.label, mode.no_session
+    server = Server(db, name, no_session)
+    server.env.update(dict(mode.env))
+    server.start()
+    results = []
+    try:
+        # One unmeasured run first: the worker's first run imports and warms up the SDK.
+        await run_scenario(server, cookies, Scenario("warm-up", 1, 5, 0))
+        for scenario in scenarios:
+            if no_session and not scenario.baseline_too:
+                continue
+            print(f"== streaming on {db}, {label}: {scenario.name}", flush=True)
+            result = await run_scenario(server, cookies, scenario)
+            result["mode"] = label
+            print(f"   {result}", flush=True)
+            results.append(result)
+    finally:
+        server.stop()
+    return results
+
+
+def run_all(
+    db: str, workdir: Path, scenarios: list[Scenario], variants: bool
+) -> list[dict[str, Any]]:
+    """Both modes on one prepared database (their conversations never overlap)."""
+    name = _prepare_db(db, workdir, "run")
+    try:
+        cookies = Server(db, name, False).prepare(4)
+        results = []
+        for mode in MODES if variants else MODES[:2]:
+            chosen = [
+                s for s in scenarios if not mode.variant or (s.baseline_too and s.clients > 1)
+            ]
+            if chosen:
+                results += asyncio.run(run_mode(db, name, cookies, mode, chosen))
+        return results
+    finally:
+        if db == "postgres":
+            from benchmarks.sessions import _admin
+
+            _admin(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+
+def table(results: list[dict[str, Any]]) -> str:
+    lines = [
+        "| mode | scenario | TTFT p50 / p99 ms | token delivery p50 / p99 ms | frames/s | "
+        "completed / hung / errors | worker RSS MiB (peak growth) |",
+        "|---|---|---:|---:|---:|---|---:|",
+    ]
+    for r in results:
+        if "kib_per_socket" in r:
+            lines.append(
+                f"| {r['mode']} | {r['scenario']} | | | | {r['open']} open | "
+                f"{r['rss_after_mib']} ({r['kib_per_socket']} KiB per socket) |"
+            )
+            continue
+        lines.append(
+            f"| {r['mode']} | {r['scenario']} | {r['ttft_p50_ms']} / {r['ttft_p99_ms']} | "
+            f"{r['delta_p50_ms']} / {r['delta_p99_ms']} | {r['frames_per_s']} | "
+            f"{r['completed']} / {r['hung']} / {r['error_count']} | "
+            f"{r['rss_peak_mib']} (+{r['rss_growth_mib']}) |"
+        )
+    return "\n".join(lines)
+
+
+def targets(results: list[dict[str, Any]], smoke: bool) -> list[dict[str, Any]]:
+    checks = []
+    burst = "5 x 20 tokens @ 5 ms" if smoke else "200 x 200 tokens @ 20 ms"
+    pair = {r["mode"]: r for r in results if r["scenario"] == burst}
+    for suffix in ("", ", CONN_MAX_AGE=None"):
+        ours_mode, base_mode = f"sessions{suffix}", f"baseline{suffix}"
+        if ours_mode in pair and base_mode in pair:
+            ours, base = pair[ours_mode]["ttft_p99_ms"], pair[base_mode]["ttft_p99_ms"]
+            errors = pair[ours_mode]["error_count"] + pair[base_mode]["error_count"]
+            checks.append(
+                {
+                    "target": f"TTFT p99 {ours_mode} within 1.5x of {base_mode} ({burst})",
+                    "sessions_ms": ours,
+                    "baseline_ms": base,
+                    "client_errors": errors,
+                    "met": bool(ours and base and ours <= 1.5 * base and not errors),
+                }
+            )
+    hung = sum(r.get("hung", 0) for r in results)
+    checks.append({"target": "zero hung clients", "hung": hung, "met": hung == 0})
+    for r in results:
+        if "never reads" in r["scenario"]:
+            growth = r["rss_growth_mib"] * 2**20
+            checks.append(
+                {
+                    "target": "a non-reading client costs at most the per-run byte cap",
+                    "rss_growth_mib": r["rss_growth_mib"],
+                    "cap_mib": MAX_RUN_BYTES / 2**20,
+                    "met": growth <= MAX_RUN_BYTES,
+                }
+            )
+    return checks
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument(
+        "--db",
+        default=None,
+        help="sqlite or postgres (default: postgres when PGHOST is set, else sqlite)",
+    )
+    parser.add_argument("--smoke", action="store_true")
+    parser.add_argument("--out-dir", default=None)
+    parser.add_argument("--scenario", default="", help="only scenarios whose name has this")
+    args = parser.parse_args(argv)
+    db = args.db or ("postgres" if os.environ.get("PGHOST") else "sqlite")
+    scenarios = [s for s in (SMOKE if args.smoke else FULL) if args.scenario in s.name]
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="agent-sessions-stream-") as tmp:
+        results = run_all(db, Path(tmp), scenarios, variants=not args.smoke)
+    checks = targets(results, args.smoke)
+    markdown = (
+        table(results)
+        + "\n\n"
+        + "\n".join(
+            f"- {c['target']}: {'met' if c['met'] else 'NOT met'} "
+            f"({', '.join(f'{k}={v}' for k, v in c.items() if k not in ('target', 'met'))})"
+            for c in checks
+        )
+    )
+    print("\n" + markdown)
+    stamp = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H-%M-%SZ")
+    document = {
+        "benchmark": "streaming",
+        "date": stamp,
+        "db": db,
+        "smoke": args.smoke,
+        "machine": machine([db]),
+        "seconds": round(time.perf_counter() - started, 1),
+        "results": results,
+        "targets": checks,
+    }
+    out_dir = Path(args.out_dir) if args.out_dir else RESULTS
+    out_dir.mkdir(parents=True, exist_ok=True)
+    (out_dir / f"streaming-{stamp}.json").write_text(json.dumps(document, indent=1))
+    (out_dir / "streaming-latest.json").write_text(json.dumps(document, indent=1))
+    (out_dir / "streaming-latest.md").write_text(
+        f"Streaming benchmark on {db}, {stamp}, {json.dumps(document['machine'])}\n\n{markdown}\n"
+    )
+    # Hung clients and error frames are results (see the targets), not a failed benchmark.
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

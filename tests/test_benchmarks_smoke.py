@@ -1,0 +1,76 @@
+"""The benchmarks still run: ``bin/bench --smoke`` in miniature, bounded to under a minute.
+
+Speed is not checked here (a shared CI machine says nothing about it); that every
+benchmark runs to the end, writes its JSON and finds every backend correct is.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+BOUND_SECONDS = 55
+
+
+def _start(module: str, out_dir: Path, *args: str) -> subprocess.Popen[str]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "PYTHONDONTWRITEBYTECODE": "1"}
+    env.pop("DJANGO_SETTINGS_MODULE", None)  # the benchmarks configure their own processes
+    return subprocess.Popen(
+        [sys.executable, "-m", module, "--smoke", "--out-dir", str(out_dir), *args],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+
+
+def _finish(process: subprocess.Popen[str]) -> str:
+    try:
+        output, _ = process.communicate(timeout=BOUND_SECONDS)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        output, _ = process.communicate()
+        raise AssertionError(f"smoke run exceeded {BOUND_SECONDS}s:\n{output[-3000:]}") from None
+    assert process.returncode == 0, output[-3000:]
+    return output
+
+
+def test_sessions_and_streaming_benchmarks_run(tmp_path: Path) -> None:
+    db = os.environ.get("AGENT_SESSIONS_TEST_DB", "sqlite")
+    # Both at once: the machine has two cores and each benchmark mostly waits.
+    sessions = _start(
+        "benchmarks.sessions",
+        tmp_path / "sessions",
+        "--db",
+        db,
+        "--backends",
+        "django,floor",
+    )
+    streaming = _start("benchmarks.streaming", tmp_path / "streaming", "--db", db)
+    sessions_output, streaming_output = _finish(sessions), _finish(streaming)
+
+    result = json.loads((tmp_path / "sessions" / "sessions-latest.json").read_text())
+    ran = {doc["backend"]: doc for doc in result["results"] if "workloads" in doc}
+    assert {"django", "floor"} <= set(ran), sessions_output[-3000:]
+    for name, doc in ran.items():
+        assert doc["correctness"]["pops"]["ok"], (name, doc["correctness"])
+        assert doc["correctness"]["batches"]["ok"], (name, doc["correctness"])
+        assert doc["workloads"]["flat_get_20_at_1m"]["ops"] >= 3
+    assert "### targets" in (tmp_path / "sessions" / "sessions-latest.md").read_text()
+
+    streamed = json.loads((tmp_path / "streaming" / "streaming-latest.json").read_text())
+    modes = {r["mode"] for r in streamed["results"]}
+    assert {"sessions", "baseline"} <= modes, streaming_output[-3000:]
+    for r in streamed["results"]:
+        if "completed" in r:
+            # Every client is accounted for; how many hung is a measurement, shown in
+            # the report (a loaded CI machine must not turn it into a flaky test).
+            assert r["completed"] + r["hung"] + r["error_count"] == r["clients"], r
+            assert r["completed"] > 0, r
+        if "open" in r:
+            assert r["open"] == r["clients"], r
