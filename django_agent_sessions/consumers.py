@@ -41,7 +41,9 @@ def anonymous_owner(session_key: str) -> str:
     The session key is a credential: stored in a conversation id it would show in the
     admin and in exports, so the id holds a keyed hash of it instead.
     """
-    return salted_hmac("django_agent_sessions.anonymous", session_key).hexdigest()[:32]
+    return salted_hmac(
+        "django_agent_sessions.anonymous", session_key, algorithm="sha256"
+    ).hexdigest()[:32]
 
 
 class AgentSessionConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]

@@ -38,6 +38,21 @@ def _flag(name: str, default: bool) -> bool:
     raise ImproperlyConfigured(f"{name} must be 1/0, true/false, yes/no or on/off, not {value!r}")
 
 
+def _int_env(name: str, default: int) -> int:
+    value = os.environ.get(name)
+    if value is None or value == "":
+        return default
+    try:
+        number = int(value)
+    except ValueError:
+        raise ImproperlyConfigured(
+            f"{name} must be a whole number of seconds, not {value!r}"
+        ) from None
+    if number < 0:
+        raise ImproperlyConfigured(f"{name} must not be negative, not {value!r}")
+    return number
+
+
 DEBUG = _flag("DEBUG", True)
 
 SECRET_KEY = os.environ.get("SECRET_KEY", "")
@@ -114,9 +129,15 @@ def _database() -> dict[str, Any]:
             "NAME": BASE_DIR / "db.sqlite3",
             "OPTIONS": SQLITE_OPTIONS,
         }
-    # CONN_MAX_AGE=0: a connection broken by a database restart is replaced on the next
-    # request instead of failing every later one in a long-lived daphne worker.
-    config: dict[str, Any] = dict(dj_database_url.parse(url, conn_max_age=0))
+    # Persistent connections: with CONN_MAX_AGE=0 every database call of a websocket
+    # worker opened a new PostgreSQL connection, which made the time to first token six
+    # times longer in the streaming benchmark (docs/benchmarks.md). Health checks replace
+    # a connection broken by a database restart instead of failing every later call.
+    config: dict[str, Any] = dict(
+        dj_database_url.parse(
+            url, conn_max_age=_int_env("CONN_MAX_AGE", 600), conn_health_checks=True
+        )
+    )
     if config["ENGINE"] == "django.db.backends.sqlite3":
         config["OPTIONS"] = {**SQLITE_OPTIONS, **config.get("OPTIONS", {})}
     return config

@@ -15,13 +15,22 @@ import json, example_project.settings as s
 print(json.dumps({
     "debug": s.DEBUG, "hosts": s.ALLOWED_HOSTS, "secret": s.SECRET_KEY,
     "db": {k: str(v) for k, v in s.DATABASES["default"].items() if k in ("ENGINE", "NAME",
-          "USER", "PASSWORD", "HOST", "PORT", "OPTIONS", "CONN_MAX_AGE")},
+          "USER", "PASSWORD", "HOST", "PORT", "OPTIONS", "CONN_MAX_AGE",
+          "CONN_HEALTH_CHECKS")},
     "layer": s.CHANNEL_LAYERS["default"], "agent": s.AGENT_SESSIONS["AGENT"],
     "apps": s.INSTALLED_APPS, "secure": s.SESSION_COOKIE_SECURE,
 }))
 """
 
-CLEARED = {"DATABASE_URL", "REDIS_URL", "DEBUG", "SECRET_KEY", "ALLOWED_HOSTS", "SECURE_COOKIES"}
+CLEARED = {
+    "DATABASE_URL",
+    "REDIS_URL",
+    "DEBUG",
+    "SECRET_KEY",
+    "ALLOWED_HOSTS",
+    "SECURE_COOKIES",
+    "CONN_MAX_AGE",
+}
 
 
 def settings_with(**env: str) -> subprocess.CompletedProcess[str]:
@@ -70,7 +79,8 @@ def test_production_mode_from_the_environment():
     db = values["db"]
     assert db["ENGINE"] == "django.db.backends.postgresql"
     assert (db["NAME"], db["USER"], db["PASSWORD"]) == ("chat", "chat", "p@ss")
-    assert (db["HOST"], db["PORT"], db["CONN_MAX_AGE"]) == ("db.internal", "6543", "0")
+    assert (db["HOST"], db["PORT"]) == ("db.internal", "6543")
+    assert (db["CONN_MAX_AGE"], db["CONN_HEALTH_CHECKS"]) == ("600", "True")
     assert values["layer"] == {
         "BACKEND": "channels_redis.core.RedisChannelLayer",
         "CONFIG": {
@@ -84,6 +94,14 @@ def test_sqlite_database_urls_keep_the_locking_options():
     values = read(DATABASE_URL="sqlite:////tmp/elsewhere.sqlite3")
     assert values["db"]["NAME"] == "/tmp/elsewhere.sqlite3"
     assert "'transaction_mode': 'IMMEDIATE'" in values["db"]["OPTIONS"]
+
+
+def test_connection_age_is_configurable():
+    values = read(DATABASE_URL="postgres://chat@db/chat", CONN_MAX_AGE="0")
+    assert values["db"]["CONN_MAX_AGE"] == "0"
+    done = settings_with(DATABASE_URL="postgres://chat@db/chat", CONN_MAX_AGE="soon")
+    assert done.returncode != 0
+    assert "CONN_MAX_AGE must be a whole number of seconds, not 'soon'" in done.stderr
 
 
 def test_bad_values_are_refused_by_name():
