@@ -147,7 +147,7 @@ def load_history(session_pk: int, *, up_to_item_id: int | None, limit: int | Non
     payloads = items.order_by("-id").values_list("payload", flat=True)
     if limit is not None:
         payloads = payloads[:limit]
-    decoded = _decode(reversed(list(payloads)))
+    decoded = serialization.decode_payloads(reversed(list(payloads)))
     if limit is not None:
         decoded = serialization.drop_orphan_outputs(decoded)
     active = (
@@ -160,13 +160,3 @@ def load_history(session_pk: int, *, up_to_item_id: int | None, limit: int | Non
         .first()
     )
     return History(items=decoded, active_run_id=None if active is None else str(active))
-
-
-def _decode(payloads: Any) -> list[Any]:
-    items = []
-    for payload in payloads:
-        try:
-            items.append(serialization.loads(payload))
-        except ValueError:
-            logger.warning("Skipping a stored session item that is not valid JSON.")
-    return items

@@ -9,10 +9,13 @@ every database Django supports.
 from __future__ import annotations
 
 import json
+import logging
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
+
+logger = logging.getLogger(__name__)
 
 PREVIEW_CHARS = 200
 _OUTPUT_SUFFIX = "_output"
@@ -113,6 +116,21 @@ def dumps(item: Mapping[str, Any]) -> str:
 
 def loads(payload: str) -> Any:
     return json.loads(payload)
+
+
+def decode_payloads(payloads: Iterable[str]) -> list[Any]:
+    """Decode stored payloads, skipping (and logging) any that are not valid JSON.
+
+    Only a hand-edited row can fail: writes are validated. Skipping it, as the SDK's own
+    backends do, keeps the conversation usable.
+    """
+    items = []
+    for payload in payloads:
+        try:
+            items.append(json.loads(payload))
+        except ValueError:
+            logger.warning("Skipping a stored session item that is not valid JSON.")
+    return items
 
 
 def item_type(item: Mapping[str, Any]) -> str:

@@ -11,7 +11,6 @@ Raw SQL is used only where the ORM has no single-statement form (``UPDATE ... RE
 
 from __future__ import annotations
 
-import logging
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,8 +22,6 @@ from django_agent_sessions import serialization
 from django_agent_sessions.exceptions import SessionOwnershipError
 from django_agent_sessions.models import AgentSession, SessionItem
 from django_agent_sessions.serialization import EncodedItem
-
-logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -62,7 +59,7 @@ def read_items(scope: Scope, limit: int | None) -> list[Any]:
     payloads = [payload for _, payload in rows if payload is not None]
     if limit is not None:
         payloads.reverse()
-    items = _decode_all(payloads)
+    items = serialization.decode_payloads(payloads)
     if limit is not None:
         items = serialization.drop_orphan_outputs(items)
     return items
@@ -102,7 +99,7 @@ def pop_newest(scope: Scope) -> Any:
                 row = cursor.fetchone()
                 if row is None:
                     return None
-                decoded = _decode_all([row[0]])
+                decoded = serialization.decode_payloads([row[0]])
                 if decoded:
                     return decoded[0]
                 # A row that no longer decodes is dropped; keep looking for a real item.
@@ -249,18 +246,6 @@ def _read_sql(
     if limit is None:
         return sql + "ORDER BY i.id ASC", [session_id]
     return sql + "ORDER BY i.id DESC LIMIT %s", [session_id, max(limit, 1)]
-
-
-def _decode_all(payloads: list[str]) -> list[Any]:
-    items = []
-    for payload in payloads:
-        try:
-            items.append(serialization.loads(payload))
-        except ValueError:
-            # Only a hand-edited row can get here: writes are validated. Skipping it, as
-            # the SDK's own backends do, keeps the conversation usable.
-            logger.warning("Skipping a stored session item that is not valid JSON.")
-    return items
 
 
 def _table(connection: BaseDatabaseWrapper, model: type[Any]) -> str:

@@ -237,3 +237,16 @@ async def test_trusted_code_reads_any_session(make_session, make_user):
     alice = await asyncio.to_thread(make_user, "alice")
     await make_session(owner=alice).add_items([user_message("hi")])
     assert texts(await make_session().get_items()) == ["hi"]
+
+
+async def test_a_hand_corrupted_row_is_skipped_not_fatal(make_session, caplog):
+    session = make_session()
+    await session.add_items(numbered(3))
+    middle = await SessionItem.objects.order_by("id").values_list("id", flat=True)[1:2].aget()
+    await SessionItem.objects.filter(id=middle).aupdate(payload="{not json")
+    assert texts(await session.get_items()) == ["message 0", "message 2"]
+    assert "not valid JSON" in caplog.text
+    assert (await session.pop_item())["content"] == "message 2"
+    # The corrupt row is dropped on the way to the next real item.
+    assert (await session.pop_item())["content"] == "message 0"
+    assert await session.pop_item() is None
