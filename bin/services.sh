@@ -30,7 +30,8 @@ ensure_system_packages() {
     local missing=()
     _pg_bindir >/dev/null || missing+=(postgresql)
     command -v redis-server >/dev/null || missing+=(redis-server)
-    command -v chromium >/dev/null || missing+=(chromium)
+    # Fonts are only a recommendation of chromium; screenshots need real glyphs.
+    command -v chromium >/dev/null || missing+=(chromium fonts-liberation)
     if [ ${#missing[@]} -gt 0 ]; then
         echo "installing Debian packages: ${missing[*]}"
         _apt_install "${missing[@]}"
