@@ -119,7 +119,9 @@ def test_a_browser_chats_cancels_reconnects_and_shares_a_conversation(
     other_tab = open_page(context, server)
     tab.evaluate(f"openChat('chat', '{session_id}')")
     other_tab.evaluate(f"openChat('chat', '{session_id}')")
+    # Both tabs must be connected before the run starts, or the later one only catches up.
     wait_for(tab, "chat", "history")
+    wait_for(other_tab, "chat", "history")
 
     # A conversation with a tool, seen by both tabs.
     tab.evaluate("chat.socket.send(JSON.stringify({type: 'user_message', text: 'weather?'}))")
