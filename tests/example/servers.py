@@ -26,6 +26,24 @@ START_TIMEOUT = 60.0
 DAPHNE = [sys.executable, "-m", "daphne", "-v", "1"]
 
 
+def wait_until_serving(
+    url: str, process: subprocess.Popen[Any], timeout: float, poll: float = 0.2
+) -> str | None:
+    """Poll ``url``'s login page until it answers 200; None then, else what went wrong."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            return f"exited with {process.returncode}"
+        try:
+            with urllib.request.urlopen(url + "/accounts/login/", timeout=5) as reply:
+                if reply.status == 200:
+                    return None
+        except (urllib.error.URLError, ConnectionError, TimeoutError):
+            pass
+        time.sleep(poll)
+    return f"did not answer in {timeout}s"
+
+
 def database_url(database: dict[str, Any]) -> str:
     """A DATABASE_URL for the (already created) test database in ``database``."""
     engine = database["ENGINE"]
@@ -92,20 +110,11 @@ class DaphneServer:
         return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
 
     def _wait_until_ready(self) -> None:
-        deadline = time.monotonic() + START_TIMEOUT
-        while time.monotonic() < deadline:
-            assert self.process is not None
-            if self.process.poll() is not None:
-                raise RuntimeError(f"daphne {self.name} exited early:\n{self.log()}")
-            try:
-                with urllib.request.urlopen(self.url + "/accounts/login/", timeout=5) as reply:
-                    if reply.status == 200:
-                        return
-            except (urllib.error.URLError, ConnectionError, TimeoutError):
-                pass
-            time.sleep(0.2)
-        self.stop()
-        raise RuntimeError(f"daphne {self.name} did not answer in {START_TIMEOUT}s:\n{self.log()}")
+        assert self.process is not None
+        problem = wait_until_serving(self.url, self.process, START_TIMEOUT)
+        if problem is not None:
+            self.stop()
+            raise RuntimeError(f"daphne {self.name} {problem}:\n{self.log()}")
 
 
 def server_environment(database_url: str, **extra: str) -> dict[str, str]:

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.example.servers import REPO_ROOT
+from tests.example.servers import REPO_ROOT, wait_until_serving
 
 START_TIMEOUT = 180.0
 
@@ -82,19 +82,10 @@ class RunCommand:
         return self.output.read_text(errors="replace")
 
     def wait_until_serving(self) -> None:
-        deadline = time.monotonic() + START_TIMEOUT
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                pytest.fail(f"bin/run exited with {self.process.returncode}:\n{self.log()}")
-            try:
-                with urllib.request.urlopen(self.url + "/accounts/login/", timeout=5) as reply:
-                    if reply.status == 200:
-                        return
-            except (urllib.error.URLError, ConnectionError, TimeoutError):
-                pass
-            time.sleep(0.5)
-        self.stop()
-        pytest.fail(f"bin/run did not serve in {START_TIMEOUT}s:\n{self.log()}")
+        problem = wait_until_serving(self.url, self.process, START_TIMEOUT, poll=0.5)
+        if problem is not None:
+            self.stop()
+            pytest.fail(f"bin/run {problem}:\n{self.log()}")
 
     def stop(self) -> None:
         if self.process.poll() is None:
