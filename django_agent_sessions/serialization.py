@@ -12,8 +12,7 @@ import json
 import logging
 import math
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 logger = logging.getLogger(__name__)
 
@@ -21,9 +20,11 @@ PREVIEW_CHARS = 200
 _OUTPUT_SUFFIX = "_output"
 
 
-@dataclass(frozen=True)
-class EncodedItem:
-    """One item ready to insert: its JSON text and the columns used for browsing."""
+class EncodedItem(NamedTuple):
+    """One item ready to insert: its JSON text and the columns used for browsing.
+
+    A named tuple: a batch builds one per item, and it is cheaper than a frozen dataclass.
+    """
 
     payload: str
     item_type: str
@@ -49,7 +50,7 @@ def encode_item(item: Any, *, index: int, max_bytes: int | None, max_depth: int)
     check_json_value(item, where=f"item {index}", max_depth=max_depth)
     payload = dumps(item)
     if max_bytes is not None:
-        size = len(payload.encode("utf-8"))
+        size = len(payload) if payload.isascii() else len(payload.encode("utf-8"))
         if size > max_bytes:
             raise ValueError(
                 f"item {index}: {size} bytes of JSON exceeds "
@@ -67,15 +68,54 @@ def encode_item(item: Any, *, index: int, max_bytes: int | None, max_depth: int)
 def column_text(text: str, max_length: int) -> str:
     """``text`` made safe for a browsing column: PostgreSQL text rejects NUL, and no
     database stores a lone surrogate. The exact value is always in the payload."""
-    text = text.replace("\x00", "")
-    return text.encode("utf-8", "replace").decode("utf-8")[:max_length]
+    if "\x00" in text:
+        text = text.replace("\x00", "")
+    if not text.isascii():  # only non-ASCII text can hold a lone surrogate
+        text = text.encode("utf-8", "replace").decode("utf-8")
+    return text[:max_length]
 
 
 def check_json_value(value: Any, *, where: str, max_depth: int) -> None:
     """Raise if ``value`` would not come back from storage exactly as it went in.
 
-    Walks iteratively, so a hostile, deeply nested item cannot exhaust the stack.
+    Walks iteratively, so a hostile, deeply nested item cannot exhaust the stack. The
+    walk that every item takes builds no paths; only a value that fails is walked
+    again to name where the problem is (measured: building a path string for every
+    node was most of the cost of validating a small item).
     """
+    if not _is_exact_json(value, max_depth):
+        _raise_first_problem(value, where=where, max_depth=max_depth)
+
+
+def _is_exact_json(value: Any, max_depth: int) -> bool:
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    pop, push = stack.pop, stack.append
+    while stack:
+        node, depth = pop()
+        kind = type(node)
+        if kind is str or kind is int or kind is bool or node is None:
+            continue
+        if kind is float:
+            if not math.isfinite(node):
+                return False
+            continue
+        if depth > max_depth:
+            return False
+        if kind is dict:
+            for key, child in node.items():
+                if type(key) is not str:
+                    return False
+                push((child, depth + 1))
+        elif kind is list:
+            for child in node:
+                push((child, depth + 1))
+        else:
+            # Subclasses (str enums, OrderedDict, tuples, ...) take the careful walk.
+            return False
+    return True
+
+
+def _raise_first_problem(value: Any, *, where: str, max_depth: int) -> None:
     stack: list[tuple[Any, int, str]] = [(value, 1, "")]
     while stack:
         node, depth, path = stack.pop()
@@ -103,14 +143,21 @@ def check_json_value(value: Any, *, where: str, max_depth: int) -> None:
             raise TypeError(f"{where}{path}: {type(node).__name__} is not JSON serializable")
 
 
+# Built once: ``json.dumps`` with options builds a new encoder on every call.
+_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+_ASCII_ENCODER = json.JSONEncoder(ensure_ascii=True, separators=(",", ":"), allow_nan=False)
+
+
 def dumps(item: Mapping[str, Any]) -> str:
     """Compact JSON text; falls back to ASCII escapes for lone surrogates."""
-    text = json.dumps(item, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    text = _ENCODER.encode(item)
+    if text.isascii():
+        return text
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
         # A lone surrogate (valid in JSON text as an escape) cannot be stored as UTF-8.
-        text = json.dumps(item, ensure_ascii=True, separators=(",", ":"), allow_nan=False)
+        text = _ASCII_ENCODER.encode(item)
     return text
 
 
