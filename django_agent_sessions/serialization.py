@@ -24,6 +24,7 @@ class EncodedItem(NamedTuple):
     """One item ready to insert: its JSON text and the columns used for browsing.
 
     A named tuple: a batch builds one per item, and it is cheaper than a frozen dataclass.
+    Its fields are in the order of the item table's columns, which ``storage`` relies on.
     """
 
     payload: str

@@ -2,26 +2,21 @@
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 from agents.memory.session_settings import (
     SessionSettings,
     coerce_session_settings,
     resolve_session_limit,
 )
-from asgiref.sync import sync_to_async
 from django.db import router
 
-from django_agent_sessions import serialization, storage
+from django_agent_sessions import hops, serialization, storage
 from django_agent_sessions.conf import app_settings
 from django_agent_sessions.models import SESSION_ID_MAX_LENGTH, AgentSession
 
 if TYPE_CHECKING:
     from agents.items import TResponseInputItem
-
-_T = TypeVar("_T")
 
 
 class DjangoSession:
@@ -29,7 +24,7 @@ class DjangoSession:
 
     Implements ``agents.memory.Session`` structurally, so it can be passed as
     ``session=`` to ``Runner.run``, ``Runner.run_streamed`` and ``Runner.run_sync``.
-    Each method is one ``sync_to_async`` hop into one transaction; it holds no
+    Each method is one hop into one transaction (see ``hops``); it holds no
     per-event-loop state, so one instance may be used from several threads and loops.
 
     Args:
@@ -83,7 +78,7 @@ class DjangoSession:
             The items; ``[]`` for a conversation that does not exist.
         """
         resolved = resolve_session_limit(limit, self.session_settings)
-        return await _hop(storage.read_items, self._scope, resolved)
+        return await hops.run_sync(storage.read_items, self._scope, resolved)
 
     async def add_items(self, items: list[TResponseInputItem]) -> None:
         """Append ``items`` as one atomic, ordered batch.
@@ -101,7 +96,7 @@ class DjangoSession:
         if not encoded:
             return
         title = _title_from(items)
-        await _await_outcome(_hop(storage.append_items, self._scope, encoded, title))
+        await hops.run_write(storage.append_items, self._scope, encoded, title)
 
     async def pop_item(self) -> TResponseInputItem | None:
         """Remove and return the newest item, or ``None`` when there is none.
@@ -109,11 +104,11 @@ class DjangoSession:
         Concurrent pops from any number of instances, threads or processes each claim
         a different item; none is returned twice and none is lost.
         """
-        return await _await_outcome(_hop(storage.pop_newest, self._scope))
+        return await hops.run_write(storage.pop_newest, self._scope)
 
     async def clear_session(self) -> None:
         """Remove every item. The conversation (its owner and title) stays."""
-        await _await_outcome(_hop(storage.clear, self._scope))
+        await hops.run_write(storage.clear, self._scope)
 
 
 def _validated_session_id(session_id: Any) -> str:
@@ -155,30 +150,3 @@ def _title_from(items: list[Any]) -> str:
             if text:
                 return serialization.column_text(text, 80)
     return ""
-
-
-def _hop(function: Callable[..., _T], *args: Any) -> Awaitable[_T]:
-    """One hop into the sync world, as Django's own async ORM makes it."""
-    return sync_to_async(function, thread_sensitive=app_settings.THREAD_SENSITIVE)(*args)
-
-
-async def _await_outcome(awaitable: Awaitable[_T]) -> _T:
-    """Wait for a write's real outcome even if the caller is cancelled meanwhile.
-
-    A cancelled ``sync_to_async`` call either commits after its caller was told it was
-    cancelled or, if still queued, is dropped. Instead the write always finishes, and
-    the cancellation is re-raised after it, so "cancelled" never hides a commit and a
-    completed ``add_items`` is never silently lost. The SDK's own backends do the same.
-    """
-    task = asyncio.ensure_future(awaitable)
-    cancelled: asyncio.CancelledError | None = None
-    while not task.done():
-        try:
-            await asyncio.wait({task})
-        except asyncio.CancelledError as error:
-            cancelled = cancelled or error
-    if cancelled is not None:
-        if not task.cancelled():
-            task.exception()  # retrieved, so asyncio does not log it as lost
-        raise cancelled
-    return task.result()

@@ -11,11 +11,13 @@ Raw SQL is used only where the ORM has no single-statement form (``UPDATE ... RE
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Any
 
 from django.db import connections, transaction
 from django.db.backends.base.base import BaseDatabaseWrapper
+from django.db.backends.utils import CursorWrapper
 from django.utils import timezone
 
 from django_agent_sessions import serialization
@@ -47,7 +49,7 @@ def read_items(scope: Scope, limit: int | None) -> list[Any]:
     connection = _connection(scope.using)
     # A non-positive limit still runs the (one-row) query, so that a foreign
     # conversation is refused rather than answered with an empty list.
-    sql, params = _read_sql(connection, scope.session_id, limit)
+    sql, params = _read_sql(_statements(connection), scope.session_id, limit)
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         rows = cursor.fetchall()
@@ -69,47 +71,42 @@ def append_items(scope: Scope, encoded: list[EncodedItem], title: str) -> None:
     """Store a validated batch after the conversation's last item, atomically."""
     connection = _connection(scope.using)
     now = timezone.now()
-    with transaction.atomic(using=scope.using):
-        locked = _lock(connection, scope, now, count_delta=len(encoded), title=title)
+    with transaction.atomic(using=scope.using), connection.cursor() as cursor:
+        locked = _lock(cursor, connection, scope, now, count_delta=len(encoded), title=title)
         if locked is None:
             _create(scope, now, title)
-            locked = _lock(connection, scope, now, count_delta=len(encoded), title=title)
+            locked = _lock(cursor, connection, scope, now, count_delta=len(encoded), title=title)
             assert locked is not None, "the conversation row was just created"
         _check_owner(scope, locked.owner_id)
-        _insert_items(connection, locked.pk, encoded, now)
+        _insert_items(cursor, connection, locked.pk, encoded, now)
 
 
 def pop_newest(scope: Scope) -> Any:
     """Remove and return the newest item, or None; exactly once under concurrency."""
     connection = _connection(scope.using)
     now = timezone.now()
-    with transaction.atomic(using=scope.using):
-        locked = _lock(connection, scope, now, count_delta=-1)
+    with transaction.atomic(using=scope.using), connection.cursor() as cursor:
+        locked = _lock(cursor, connection, scope, now, count_delta=-1)
         if locked is None:
             return None
         _check_owner(scope, locked.owner_id)
-        sql = (
-            f"DELETE FROM {_table(connection, SessionItem)} WHERE id = ("
-            f"SELECT id FROM {_table(connection, SessionItem)} WHERE session_id = %s "
-            "ORDER BY id DESC LIMIT 1) RETURNING payload"
-        )
-        with connection.cursor() as cursor:
-            while True:
-                cursor.execute(sql, [locked.pk])
-                row = cursor.fetchone()
-                if row is None:
-                    return None
-                decoded = serialization.decode_payloads([row[0]])
-                if decoded:
-                    return decoded[0]
-                # A row that no longer decodes is dropped; keep looking for a real item.
+        sql = _statements(connection).pop
+        while True:
+            cursor.execute(sql, [locked.pk])
+            row = cursor.fetchone()
+            if row is None:
+                return None
+            decoded = serialization.decode_payloads([row[0]])
+            if decoded:
+                return decoded[0]
+            # A row that no longer decodes is dropped; keep looking for a real item.
 
 
 def clear(scope: Scope) -> None:
     """Delete every item; the conversation row (owner, title) stays."""
     connection = _connection(scope.using)
-    with transaction.atomic(using=scope.using):
-        locked = _lock(connection, scope, timezone.now(), count_delta=None)
+    with transaction.atomic(using=scope.using), connection.cursor() as cursor:
+        locked = _lock(cursor, connection, scope, timezone.now(), count_delta=None)
         if locked is None:
             return
         _check_owner(scope, locked.owner_id)
@@ -130,6 +127,7 @@ def delete_items_of(connection: BaseDatabaseWrapper, session_pks: list[int]) -> 
 
 
 def _lock(
+    cursor: CursorWrapper,
     connection: BaseDatabaseWrapper,
     scope: Scope,
     now: Any,
@@ -138,26 +136,15 @@ def _lock(
     title: str = "",
 ) -> _Locked | None:
     """Write the conversation row first: it is the lock every mutation queues on."""
-    assignments = ["updated_at = %s"]
     params: list[Any] = [connection.ops.adapt_datetimefield_value(now)]
-    if count_delta is None:
-        assignments.append("item_count = 0")
-    elif count_delta >= 0:
-        assignments.append("item_count = item_count + %s")
+    if count_delta is not None and count_delta >= 0:
         params.append(count_delta)
-    else:
-        assignments.append("item_count = CASE WHEN item_count > 0 THEN item_count - 1 ELSE 0 END")
     if title:
-        assignments.append("title = CASE WHEN title = '' THEN %s ELSE title END")
         params.append(title)
     params.append(scope.session_id)
-    sql = (
-        f"UPDATE {_table(connection, AgentSession)} SET {', '.join(assignments)} "
-        "WHERE session_id = %s RETURNING id, owner_id"
-    )
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        row = cursor.fetchone()
+    count_change = "reset" if count_delta is None else "add" if count_delta >= 0 else "pop"
+    cursor.execute(_statements(connection).lock(count_change, bool(title)), params)
+    row = cursor.fetchone()
     return None if row is None else _Locked(pk=row[0], owner_id=row[1])
 
 
@@ -166,32 +153,22 @@ _INSERT_CHUNK = 500
 
 
 def _insert_items(
-    connection: BaseDatabaseWrapper, session_pk: int, encoded: list[EncodedItem], now: Any
+    cursor: CursorWrapper,
+    connection: BaseDatabaseWrapper,
+    session_pk: int,
+    encoded: list[EncodedItem],
+    now: Any,
 ) -> None:
     """One multi-row INSERT per chunk. Measured: ``bulk_create`` spent more time building
     model instances and array parameters than the database spent storing the rows."""
     created_at = connection.ops.adapt_datetimefield_value(now)
-    table = _table(connection, SessionItem)
-    with connection.cursor() as cursor:
-        for start in range(0, len(encoded), _INSERT_CHUNK):
-            chunk = encoded[start : start + _INSERT_CHUNK]
-            values = ", ".join(["(%s, %s, %s, %s, %s, %s, %s)"] * len(chunk))
-            params: list[Any] = []
-            for item in chunk:
-                params += [
-                    session_pk,
-                    item.payload,
-                    item.item_type,
-                    item.role,
-                    item.call_id,
-                    item.preview,
-                    created_at,
-                ]
-            cursor.execute(
-                f"INSERT INTO {table} (session_id, payload, item_type, role, call_id, "
-                f"preview, created_at) VALUES {values}",
-                params,
-            )
+    statements = _statements(connection)
+    for start in range(0, len(encoded), _INSERT_CHUNK):
+        chunk = encoded[start : start + _INSERT_CHUNK]
+        params: list[Any] = []
+        for item in chunk:
+            params += [session_pk, *item, created_at]  # EncodedItem is in column order
+        cursor.execute(statements.insert(len(chunk)), params)
 
 
 def _create(scope: Scope, now: Any, title: str) -> None:
@@ -218,34 +195,77 @@ def _check_owner(scope: Scope, stored_owner_id: Any) -> None:
         )
 
 
-def _read_sql(
-    connection: BaseDatabaseWrapper, session_id: str, limit: int | None
-) -> tuple[str, list[Any]]:
-    # LEFT JOIN: one row with a NULL payload still tells us the owner of an empty
-    # conversation, so the ownership check costs no second query.
-    sessions, items = _table(connection, AgentSession), _table(connection, SessionItem)
-    if connection.vendor == "postgresql":
-        # LATERAL pins the plan to the (session, id) index. Measured with the plain join:
-        # once one conversation held 1M items, PostgreSQL hash-joined the whole items
-        # table for every read (200-600 ms, even for a 100-item conversation).
-        order = "ASC" if limit is None else "DESC"
-        window = "" if limit is None else " LIMIT %s"
-        sql = (
-            f"SELECT s.owner_id, i.payload FROM {sessions} s LEFT JOIN LATERAL ("
-            f"SELECT id, payload FROM {items} WHERE session_id = s.id "
-            f"ORDER BY id {order}{window}) i ON TRUE WHERE s.session_id = %s "
-            f"ORDER BY i.id {order}"
-        )
-        params: list[Any] = [session_id] if limit is None else [max(limit, 1), session_id]
-        return sql, params
-    sql = (
-        f"SELECT s.owner_id, i.payload FROM {sessions} s "
-        f"LEFT JOIN {items} i ON i.session_id = s.id "
-        "WHERE s.session_id = %s "
-    )
+def _read_sql(statements: _Statements, session_id: str, limit: int | None) -> tuple[str, list[Any]]:
     if limit is None:
-        return sql + "ORDER BY i.id ASC", [session_id]
-    return sql + "ORDER BY i.id DESC LIMIT %s", [session_id, max(limit, 1)]
+        return statements.read_all, [session_id]
+    if statements.limit_first:
+        return statements.read_newest, [max(limit, 1), session_id]
+    return statements.read_newest, [session_id, max(limit, 1)]
+
+
+class _Statements:
+    """The SQL of every operation for one database vendor, built once and reused."""
+
+    def __init__(self, vendor: str, sessions: str, items: str) -> None:
+        self._sessions, self._items = sessions, items
+        self.pop = (
+            f"DELETE FROM {items} WHERE id = (SELECT id FROM {items} WHERE session_id = %s "
+            "ORDER BY id DESC LIMIT 1) RETURNING payload"
+        )
+        # LEFT JOIN: one row with a NULL payload still tells us the owner of an empty
+        # conversation, so the ownership check costs no second query.
+        if vendor == "postgresql":
+            # LATERAL pins the plan to the (session, id) index. Measured with the plain
+            # join: once one conversation held 1M items, PostgreSQL hash-joined the whole
+            # items table for every read (200-600 ms, even for a 100-item conversation).
+            self.limit_first = True
+            self.read_all, self.read_newest = (
+                f"SELECT s.owner_id, i.payload FROM {sessions} s LEFT JOIN LATERAL ("
+                f"SELECT id, payload FROM {items} WHERE session_id = s.id "
+                f"ORDER BY id {order}{window}) i ON TRUE WHERE s.session_id = %s "
+                f"ORDER BY i.id {order}"
+                for order, window in (("ASC", ""), ("DESC", " LIMIT %s"))
+            )
+        else:
+            self.limit_first = False
+            join = (
+                f"SELECT s.owner_id, i.payload FROM {sessions} s "
+                f"LEFT JOIN {items} i ON i.session_id = s.id WHERE s.session_id = %s "
+            )
+            self.read_all = join + "ORDER BY i.id ASC"
+            self.read_newest = join + "ORDER BY i.id DESC LIMIT %s"
+
+    @functools.cache  # noqa: B019  # a handful of instances that live as long as the process
+    def lock(self, count_change: str, with_title: bool) -> str:
+        count = {
+            "add": "item_count + %s",
+            "pop": "CASE WHEN item_count > 0 THEN item_count - 1 ELSE 0 END",
+            "reset": "0",
+        }[count_change]
+        title = ", title = CASE WHEN title = '' THEN %s ELSE title END" if with_title else ""
+        return (
+            f"UPDATE {self._sessions} SET updated_at = %s, item_count = {count}{title} "
+            "WHERE session_id = %s RETURNING id, owner_id"
+        )
+
+    @functools.cache  # noqa: B019
+    def insert(self, rows: int) -> str:
+        values = ", ".join(["(%s, %s, %s, %s, %s, %s, %s)"] * rows)
+        return (
+            f"INSERT INTO {self._items} (session_id, payload, item_type, role, call_id, "
+            f"preview, created_at) VALUES {values}"
+        )
+
+
+@functools.cache
+def _statements_for(vendor: str, sessions: str, items: str) -> _Statements:
+    return _Statements(vendor, sessions, items)
+
+
+def _statements(connection: BaseDatabaseWrapper) -> _Statements:
+    return _statements_for(
+        connection.vendor, _table(connection, AgentSession), _table(connection, SessionItem)
+    )
 
 
 def _table(connection: BaseDatabaseWrapper, model: type[Any]) -> str:
