@@ -12,7 +12,7 @@ import json
 import logging
 import math
 from collections.abc import Iterable, Mapping
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypeGuard
 
 logger = logging.getLogger(__name__)
 
@@ -190,7 +190,13 @@ def item_type(item: Mapping[str, Any]) -> str:
 
 
 def is_call_output(item: Mapping[str, Any]) -> bool:
-    return item_type(item).endswith(_OUTPUT_SUFFIX) and bool(_str_field(item, "call_id"))
+    # Items without a string "type" are messages or unknown, never outputs.
+    kind = item.get("type")
+    return (
+        isinstance(kind, str)
+        and kind.endswith(_OUTPUT_SUFFIX)
+        and bool(_str_field(item, "call_id"))
+    )
 
 
 def message_text(item: Mapping[str, Any]) -> str:
@@ -238,15 +244,28 @@ def drop_orphan_outputs(items: list[Any]) -> list[Any]:
     A ``limit`` window can start between a tool call and its output. The model API
     rejects an output without its call, and a person paging history cannot read it, so
     a limited read leaves such outputs out (it may then return fewer than ``limit``).
+    Every limited read runs this, so it makes one pass and copies nothing when the
+    window holds no orphan (measured: a third of a 20-item read's Python time before).
     """
-    call_ids = {
-        item.get("call_id")
-        for item in items
-        if isinstance(item, Mapping) and not is_call_output(item)
-    }
+    call_ids: set[Any] = set()
+    output_call_ids: list[str] = []
+    for item in items:
+        if not isinstance(item, Mapping):
+            continue
+        kind, call_id = item.get("type"), item.get("call_id")
+        if isinstance(kind, str) and kind.endswith(_OUTPUT_SUFFIX) and _is_id(call_id):
+            output_call_ids.append(call_id)
+        else:
+            call_ids.add(call_id)
+    if call_ids.issuperset(output_call_ids):
+        return items
     return [
         item
         for item in items
         if not (isinstance(item, Mapping) and is_call_output(item))
         or item.get("call_id") in call_ids
     ]
+
+
+def _is_id(value: Any) -> TypeGuard[str]:
+    return isinstance(value, str) and bool(value)

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import enum
 import json
+from collections import OrderedDict
+
+import pytest
 
 from django_agent_sessions import serialization
 from django_agent_sessions.serialization import drop_orphan_outputs, encode_item
@@ -55,3 +59,26 @@ def test_orphan_outputs_are_dropped_only_without_their_call():
         message,
     ]
     assert drop_orphan_outputs([message, "not a dict"]) == [message, "not a dict"]
+
+
+def test_a_window_without_orphans_comes_back_whole():
+    call = {"type": "function_call", "call_id": "a"}
+    output = {"type": "function_call_output", "call_id": "a"}
+    items = [{"role": "user", "content": "hi"}, call, output]
+    assert drop_orphan_outputs(items) == items
+
+
+def test_json_compatible_subclasses_take_the_careful_walk_and_are_accepted():
+    class Role(str, enum.Enum):
+        USER = "user"
+
+    class Count(enum.IntEnum):
+        ONE = 1
+
+    item = OrderedDict(role=Role.USER, content=("a", "b"), n=Count.ONE)
+    assert encode(item).payload == '{"role":"user","content":["a","b"],"n":1}'
+
+
+def test_a_problem_below_a_subclass_is_still_named():
+    with pytest.raises(ValueError, match=r"item 0\['content'\]\[1\]: nan is not a valid"):
+        encode(OrderedDict(content=("a", float("nan"))))
