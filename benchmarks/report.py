@@ -16,6 +16,7 @@ WORKLOADS = {
     "flat_get_20_at_1m": "limit=20 at 1M items",
 }
 REFERENCE, FLOOR = "django", "floor"
+CONCURRENT = "turns_8_concurrent"
 
 
 def _ran(docs: list[dict[str, Any]], db: str) -> list[dict[str, Any]]:
@@ -26,6 +27,12 @@ def _median(doc: dict[str, Any] | None, workload: str) -> float | None:
     if not doc:
         return None
     return doc["workloads"].get(workload, {}).get("median_ms")
+
+
+def _rate(doc: dict[str, Any] | None, workload: str) -> float | None:
+    if not doc:
+        return None
+    return doc["workloads"].get(workload, {}).get("ops_per_s")
 
 
 def _ratio(value: float | None, reference: float | None) -> str:
@@ -55,6 +62,13 @@ def db_tables(docs: list[dict[str, Any]], db: str) -> str:
                 f"{_ratio(median, _median(by_name.get(REFERENCE), workload))} | "
                 f"{_ratio(median, _median(by_name.get(FLOOR), workload))} |"
             )
+        if workload == CONCURRENT:
+            lines += ["", "turns completed per task (slowest / fastest):", ""]
+            lines += [
+                f"- {doc['label']}: {r['slowest_task_turns']} / {r['fastest_task_turns']}"
+                for doc in ran
+                if "slowest_task_turns" in (r := doc["workloads"].get(workload, {}))
+            ]
         lines.append("")
     lines += [
         "**peak memory reading a 10k-item session (tracemalloc) and correctness**",
@@ -110,11 +124,28 @@ def targets(docs: list[dict[str, Any]]) -> list[dict[str, Any]]:
                         {
                             "db": db,
                             "target": f"{workload}: DjangoSession <= {name}",
-                            "ours_ms": mine,
-                            "theirs_ms": theirs,
+                            "ours": mine,
+                            "theirs": theirs,
                             "met": mine <= theirs,
                         }
                     )
+        for name, doc in ran.items():
+            # The concurrent workload is about throughput: all 8 tasks' turns per second.
+            if name in (REFERENCE, FLOOR) or name.startswith("django-"):
+                continue
+            mine_rate = _rate(ours, CONCURRENT)
+            theirs_rate = _rate(doc, CONCURRENT)
+            if mine_rate and theirs_rate:
+                checks.append(
+                    {
+                        "db": db,
+                        "target": f"{CONCURRENT} throughput: DjangoSession >= {name}",
+                        "ours": mine_rate,
+                        "theirs": theirs_rate,
+                        "unit": "turns/s",
+                        "met": mine_rate >= theirs_rate,
+                    }
+                )
         if db == "postgres" and FLOOR in ran:
             for variant in (REFERENCE, "django-prepared"):
                 for workload in ("add_items_2", "pop_item"):
@@ -125,8 +156,8 @@ def targets(docs: list[dict[str, Any]]) -> list[dict[str, Any]]:
                             {
                                 "db": db,
                                 "target": f"{workload}: {variant} within 1.5x of floor",
-                                "ours_ms": mine,
-                                "theirs_ms": floor,
+                                "ours": mine,
+                                "theirs": floor,
                                 "met": mine <= 1.5 * floor,
                             }
                         )
@@ -136,8 +167,8 @@ def targets(docs: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 {
                     "db": db,
                     "target": "limit=20 at 1M within 1.5x of at 100",
-                    "ours_ms": at_1m,
-                    "theirs_ms": at_100,
+                    "ours": at_1m,
+                    "theirs": at_100,
                     "met": at_1m <= 1.5 * at_100,
                 }
             )
@@ -148,10 +179,12 @@ def targets(docs: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def targets_table(checks: list[dict[str, Any]]) -> str:
-    lines = ["| db | target | DjangoSession ms | other ms | met |", "|---|---|---:|---:|---|"]
+    lines = ["| db | target | DjangoSession | other | met |", "|---|---|---:|---:|---|"]
     for c in checks:
-        ours = f"{c['ours_ms']:.3f}" if "ours_ms" in c else ""
-        theirs = f"{c['theirs_ms']:.3f}" if "theirs_ms" in c else ""
+        unit = c.get("unit", "ms")
+        digits = 3 if unit == "ms" else 0
+        ours = f"{c['ours']:.{digits}f} {unit}" if "ours" in c else ""
+        theirs = f"{c['theirs']:.{digits}f} {unit}" if "theirs" in c else ""
         lines.append(
             f"| {c['db']} | {c['target']} | {ours} | {theirs} | {'yes' if c['met'] else '**no**'} |"
         )

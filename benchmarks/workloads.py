@@ -182,24 +182,32 @@ async def turns(backend: Backend, profile: Profile) -> dict[str, Any]:
 
 
 async def concurrent_turns(backend: Backend, profile: Profile) -> dict[str, Any]:
-    """``tasks`` tasks, each doing turns on its own session until the time is up."""
+    """``tasks`` tasks, each doing turns on its own session until the time is up.
+
+    Besides the latency of all turns, it reports how many turns the slowest and the
+    fastest task completed: a backend that lets some tasks starve while others run
+    shows a low median over the turns that did complete, and a lopsided count here.
+    """
     sessions = [await backend.make(new_id("conc")) for _ in range(profile.tasks)]
     for session in sessions:
         await session.add_items(items.history_chunk())
     samples: list[float] = []
     deadline = time.perf_counter() + profile.seconds
 
-    async def worker(session: Any) -> None:
-        for _ in range(profile.ops):
+    async def worker(session: Any) -> int:
+        turns = 0
+        while time.perf_counter() < deadline:
             start = time.perf_counter()
             await one_turn(session)
             samples.append(time.perf_counter() - start)
-            if time.perf_counter() > deadline:
-                return
+            turns += 1
+        return turns
 
     started = time.perf_counter()
-    await asyncio.gather(*(worker(s) for s in sessions))
-    return summarize(samples, wall=time.perf_counter() - started)
+    per_task = await asyncio.gather(*(worker(s) for s in sessions))
+    result = summarize(samples, wall=time.perf_counter() - started)
+    result["slowest_task_turns"], result["fastest_task_turns"] = min(per_task), max(per_task)
+    return result
 
 
 async def memory_of_read(session: Any) -> dict[str, Any]:
