@@ -118,3 +118,4 @@ async def _uncancellable(awaitable: Any) -> None:
             await asyncio.shield(task)
         except asyncio.CancelledError:
             continue
+    task.result()
