@@ -431,6 +431,19 @@ def test_delete_selected_loads_no_items(deleter):
     assert item_selects(captured.captured_queries) == []
 
 
+def test_deleting_a_user_deletes_their_conversations_without_loading_items():
+    owner = User.objects.create_user("leaving")
+    conversation = make_conversation("c-owned", [], owner=owner)
+    add_many_items(conversation, 2_000)
+    kept = make_conversation("c-kept", transcript_items())
+    with CaptureQueriesContext(connection) as captured:
+        owner.delete()
+    assert not AgentSession.objects.filter(pk=conversation.pk).exists()
+    assert not SessionItem.objects.filter(session_id=conversation.pk).exists()
+    assert SessionItem.objects.filter(session=kept).count() == 7
+    assert item_selects(captured.captured_queries) == []
+
+
 @pytest.mark.django_db(transaction=True)
 async def test_export_streams_under_asgi(async_client):
     from asgiref.sync import sync_to_async
