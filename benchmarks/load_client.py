@@ -421,6 +421,9 @@ async def _non_reader_cost(server: Server, cookies: list[str], s: Scenario) -> d
         ),
         "reader_received_mib": round(_median([r["received_bytes"] for r, _ in pairs]) / mib, 2),
         "after_close_mib": round(_median([m["rss_growth_after_close"] for _, m in pairs]) / mib, 2),
+        "rss_cost_per_pair_mib": [
+            round((m["rss_growth_held"] - r["rss_growth_held"]) / mib, 2) for r, m in pairs
+        ],
         "readers_without_end": sum(1 for r, _ in pairs if not r["ended"]),
         "runs": [run for pair in pairs for run in pair],
     }
