@@ -48,3 +48,6 @@ AGENT_SESSIONS = {
     "RATE_LIMIT": None,
     "THREAD_SENSITIVE": os.environ.get("BENCH_THREAD_SENSITIVE", "1") == "1",
 }
+
+# One worker, the in-memory layer, even where REDIS_URL is set (bin/services.sh sets it).
+CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
