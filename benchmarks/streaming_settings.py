@@ -2,14 +2,35 @@
 
 ``BENCH_DB``/``BENCH_DB_NAME`` choose the database as in ``benchmarks.settings``;
 ``BENCH_NO_SESSION=1`` (read by ``streaming_asgi``) runs the session-less baseline.
+
+The database goes in as the example project's ``DATABASE_URL``, so its ``DATABASES`` is
+built by the example's own code with the example's choices (persistent connections,
+health checks, its SQLite options); ``CONN_MAX_AGE`` in the environment is the example's
+own knob too, which the benchmark's "CONN_MAX_AGE=0" variants set.
 """
 
 from __future__ import annotations
 
 import os
+from pathlib import Path
+from urllib.parse import quote
 
-from example_project.settings import *  # noqa: F403
-from example_project.settings import SQLITE_OPTIONS
+
+def _database_url() -> str:
+    name = os.environ.get("BENCH_DB_NAME", "bench-streaming.sqlite3")
+    if os.environ.get("BENCH_DB", "sqlite") != "postgres":
+        return f"sqlite:///{Path(name).resolve()}"
+    user = quote(os.environ.get("PGUSER", "postgres"), safe="")
+    password = quote(os.environ.get("PGPASSWORD", ""), safe="")
+    host = quote(os.environ.get("PGHOST", "127.0.0.1"), safe="")
+    port = os.environ.get("PGPORT", "5432")
+    credentials = f"{user}:{password}" if password else user
+    return f"postgres://{credentials}@{host}:{port}/{quote(name, safe='')}"
+
+
+os.environ["DATABASE_URL"] = _database_url()
+
+from example_project.settings import *  # noqa: E402, F403
 
 DEBUG = False
 SECRET_KEY = "benchmarks-only-not-secret"
@@ -21,34 +42,12 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": "WARNING"},
 }
 
-_NAME = os.environ.get("BENCH_DB_NAME", "bench-streaming.sqlite3")
-if os.environ.get("BENCH_DB", "sqlite") == "postgres":
-    DATABASES = {
-        "default": {
-            "ENGINE": "django.db.backends.postgresql",
-            "NAME": _NAME,
-            "USER": os.environ.get("PGUSER", "postgres"),
-            "PASSWORD": os.environ.get("PGPASSWORD", ""),
-            "HOST": os.environ.get("PGHOST", "127.0.0.1"),
-            "PORT": os.environ.get("PGPORT", "5432"),
-        }
-    }
-else:
-    DATABASES = {
-        "default": {
-            "ENGINE": "django.db.backends.sqlite3",
-            "NAME": _NAME,
-            "OPTIONS": SQLITE_OPTIONS,
-        }
-    }
-
-# Variants for comparisons (bin/bench uses the example project's choices: 0 and True).
-for _database in DATABASES.values():
-    _database["CONN_MAX_AGE"] = None if os.environ.get("BENCH_CONN_MAX_AGE") == "none" else 0
-
 # The load comes from a handful of users on loopback; the rate limit would measure itself.
 AGENT_SESSIONS = {
     "AGENT": "benchmarks.streaming_app.build_agent",
     "RATE_LIMIT": None,
     "THREAD_SENSITIVE": os.environ.get("BENCH_THREAD_SENSITIVE", "1") == "1",
 }
+
+# One worker, the in-memory layer, even where REDIS_URL is set (bin/services.sh sets it).
+CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}

@@ -13,6 +13,7 @@ import logging
 from typing import Any
 
 from agents import Agent
+from channels.consumer import get_handler_name
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from django.utils.crypto import salted_hmac
@@ -33,6 +34,11 @@ CATCHUP_TIMEOUT = 1.0
 GAP_TIMEOUT = 0.5
 ANONYMOUS_PREFIX = "anon"
 _MAX_BUFFERED = 1000
+# Channel-layer messages whose handlers touch no database: a run's events and its
+# presence question. channels' dispatch() would hop into the sync thread before each
+# (close_old_connections); per streamed frame, that hop let a fast run outpace its
+# sockets until the channel layer's capacity dropped events (the end of the run too).
+_RELAYED = frozenset({"agent.event", "agent.presence"})
 
 
 def anonymous_owner(session_key: str) -> str:
@@ -106,6 +112,12 @@ class AgentSessionConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
         await self.channel_layer.group_send(
             runs.control_group_name(self.session_pk), {"type": "agent.left"}
         )
+
+    async def dispatch(self, message: dict[str, Any]) -> None:
+        if message.get("type") in _RELAYED:
+            await getattr(self, get_handler_name(message))(message)
+            return
+        await super().dispatch(message)
 
     # Frames from the browser ------------------------------------------------------
 

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import time
 
 import pytest
 from asgiref.sync import sync_to_async
+from channels.layers import get_channel_layer
 
 from django_agent_sessions import runs
 from django_agent_sessions.consumers import anonymous_owner
@@ -522,3 +524,25 @@ async def test_cancel_naming_another_run_changes_nothing(alice_cookie, session_i
     gate.set()
     assert text_of(socket.received) + text_of(await socket.until("run.completed")) == ANSWER
     await socket.close()
+
+
+async def test_run_events_reach_the_socket_while_the_database_thread_is_busy(
+    alice_cookie, session_id
+):
+    # Relaying an event must not wait for Django's sync thread (channels' dispatch hops
+    # there before every message): a run streams faster than such a hop, and the
+    # channel layer drops what a socket does not take in time.
+    socket = Socket(session_id, alice_cookie)
+    await socket.open()
+    pk = (
+        await AgentSession.objects.filter(session_id=session_id).values_list("pk", flat=True).aget()
+    )
+    busy = asyncio.ensure_future(sync_to_async(time.sleep, thread_sensitive=True)(1.5))
+    await asyncio.sleep(0.05)
+    event = {"type": "text.delta", "run_id": "r", "seq": 1, "delta": "hello"}
+    layer = get_channel_layer()
+    await layer.group_send(runs.group_name(pk), {"type": "agent.event", "event": event})
+    try:
+        assert await socket.receive(timeout=0.5) == event
+    finally:
+        await busy
