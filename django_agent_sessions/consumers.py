@@ -301,4 +301,4 @@ class AgentSessionConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
 
     @classmethod
     async def encode_json(cls, content: Any) -> str:
-        return json.dumps(content, ensure_ascii=False)
+        return display.frame_text(content)

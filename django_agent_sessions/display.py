@@ -73,9 +73,14 @@ def display_run_item(item: RunItem) -> dict[str, Any]:
     return display_item(raw) if isinstance(raw, Mapping) else {"kind": "other", "type": ""}
 
 
-def display_size(item: Mapping[str, Any]) -> int:
-    """Bytes this item adds to a run's stream (for ``MAX_RUN_BYTES``)."""
-    return len(json.dumps(item, ensure_ascii=False).encode("utf-8", "replace"))
+def frame_text(frame: Any) -> str:
+    """A wire frame as the consumer sends it: JSON, non-ASCII kept as UTF-8."""
+    return json.dumps(frame, ensure_ascii=False)
+
+
+def frame_size(frame: Any) -> int:
+    """Bytes a frame takes on the socket (what ``MAX_RUN_BYTES`` counts)."""
+    return len(frame_text(frame).encode("utf-8", "replace"))
 
 
 def _text(value: Any) -> str:

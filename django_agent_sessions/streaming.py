@@ -30,7 +30,7 @@ from agents.stream_events import RawResponsesStreamEvent, RunItemStreamEvent, St
 from agents.usage import Usage
 from django.utils.translation import gettext as _
 
-from django_agent_sessions.display import display_run_item, display_size
+from django_agent_sessions.display import display_run_item, frame_size
 
 logger = logging.getLogger(__name__)
 
@@ -84,7 +84,11 @@ class StreamedRun:
         self.max_bytes = max_bytes
         self.outcome = Outcome()
         self._seq = 0
-        self._bytes = 0
+        self._sent_bytes = 0  # of every frame so far, as the socket gets them
+        self._pending_bytes = 0  # of the pending text, JSON-escaped
+        self._over_budget = False
+        # The most a text.delta frame adds around its text (seq counted at ten digits).
+        self._delta_envelope = frame_size(self._frame("text.delta", 10**9, delta=""))
         self._items: list[dict[str, Any]] = []
         self._streamed_text = ""  # of the current message, already sent as deltas
         self._pending = ""  # received, not yet sent
@@ -167,7 +171,7 @@ class StreamedRun:
                 return
             for wire in self._translate(event):
                 yield wire
-            if self._over_budget():
+            if self._over_budget or not self._fits(0):
                 # Nothing past the budget is sent, not even pending text.
                 self.cancel()
                 self.outcome.error_code = "run_too_large"
@@ -185,8 +189,8 @@ class StreamedRun:
             return []
         if isinstance(event, RunItemStreamEvent):
             item = display_run_item(event.item)
-            self._bytes += display_size(item)
-            if self._over_budget():
+            if not self._fits(frame_size(self._frame("item.completed", 10**9, item=item))):
+                self._over_budget = True
                 return []
             out = [self._flush()] if self._pending else []
             if item["kind"] == "message":
@@ -202,15 +206,20 @@ class StreamedRun:
         if not self._pending:
             self._flush_at = asyncio.get_running_loop().time() + self.flush_seconds
         self._pending += delta
-        self._bytes += len(delta.encode("utf-8", "replace"))
+        self._pending_bytes += frame_size(delta) - 2  # escaping is per character; no quotes
 
     def _flush(self) -> dict[str, Any]:
-        delta, self._pending = self._pending, ""
+        delta, self._pending, self._pending_bytes = self._pending, "", 0
         self._streamed_text += delta
         return self._event("text.delta", delta=delta)
 
-    def _over_budget(self) -> bool:
-        return self.max_bytes is not None and self._bytes > self.max_bytes
+    def _fits(self, next_frame_bytes: int) -> bool:
+        """Whether the frames sent, the pending text's frame and one more of
+        ``next_frame_bytes`` stay within ``max_bytes``."""
+        if self.max_bytes is None:
+            return True
+        pending = self._delta_envelope + self._pending_bytes if self._pending else 0
+        return self._sent_bytes + pending + next_frame_bytes <= self.max_bytes
 
     def _finish(self, end: _End) -> dict[str, Any]:
         outcome = self.outcome
@@ -251,7 +260,13 @@ class StreamedRun:
 
     def _event(self, type_: str, **fields: Any) -> dict[str, Any]:
         self._seq += 1
-        return {"type": type_, "run_id": self.run_id, "seq": self._seq, **fields}
+        event = self._frame(type_, self._seq, **fields)
+        if self.max_bytes is not None:
+            self._sent_bytes += frame_size(event)
+        return event
+
+    def _frame(self, type_: str, seq: int, **fields: Any) -> dict[str, Any]:
+        return {"type": type_, "run_id": self.run_id, "seq": seq, **fields}
 
 
 def usage_dict(usage: Usage) -> dict[str, int]:

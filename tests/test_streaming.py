@@ -10,6 +10,7 @@ import pytest
 from agents import Agent, function_tool
 
 from django_agent_sessions import DjangoSession
+from django_agent_sessions.display import frame_size
 from django_agent_sessions.streaming import StreamedRun
 from tests.scripted import ScriptedModel, streamed_reply, tool_turn
 
@@ -186,8 +187,23 @@ async def test_a_run_past_its_byte_budget_is_stopped(session_id):
     events = await collect(run)
     assert events[-1]["type"] == "run.failed"
     assert events[-1]["error"]["code"] == "run_too_large"
-    streamed = sum(len(e["delta"]) for e in of_type(events, "text.delta"))
-    assert streamed <= 1000
+    sent = sum(frame_size(event) for event in events[:-1])  # all but the final event
+    assert 1000 - 300 < sent <= 1000
+
+
+async def test_the_byte_budget_counts_frames_as_the_socket_gets_them(session_id):
+    # Quotes and newlines take two bytes each once JSON-escaped, and every frame has an
+    # envelope: counting the text alone would let this run send about twice the budget.
+    run = StreamedRun(
+        make_agent(streamed_reply('"\n' * 2500, token_size=50, delay=0.001)),
+        "go",
+        run_id="r",
+        max_bytes=1000,
+        flush_bytes=50,
+    )
+    events = await collect(run)
+    assert events[-1]["error"]["code"] == "run_too_large"
+    assert sum(frame_size(event) for event in events[:-1]) <= 1000
 
 
 async def test_snapshot_has_the_run_so_far():
