@@ -176,34 +176,27 @@ async def test_cancel_during_a_tool_leaves_no_dangling_call(session_id):
     assert [item.get("role") for item in stored] == ["user"]
 
 
-async def test_a_run_past_its_byte_budget_is_stopped(session_id):
-    run = StreamedRun(
-        make_agent(streamed_reply("y" * 5000, token_size=100, delay=0.001)),
-        "go",
-        run_id="r",
-        max_bytes=1000,
-        flush_bytes=100,
-    )
+async def run_on_a_budget(reply: str, token_size: int) -> int:
+    """Runs ``reply`` with a 1000-byte budget; returns the bytes of every frame but the
+    final event (which the budget does not hold back)."""
+    agent = make_agent(streamed_reply(reply, token_size=token_size, delay=0.001))
+    run = StreamedRun(agent, "go", run_id="r", max_bytes=1000, flush_bytes=token_size)
     events = await collect(run)
     assert events[-1]["type"] == "run.failed"
     assert events[-1]["error"]["code"] == "run_too_large"
-    sent = sum(frame_size(event) for event in events[:-1])  # all but the final event
+    return sum(frame_size(event) for event in events[:-1])
+
+
+async def test_a_run_past_its_byte_budget_is_stopped(session_id):
+    sent = await run_on_a_budget("y" * 5000, token_size=100)
     assert 1000 - 300 < sent <= 1000
 
 
 async def test_the_byte_budget_counts_frames_as_the_socket_gets_them(session_id):
     # Quotes and newlines take two bytes each once JSON-escaped, and every frame has an
     # envelope: counting the text alone would let this run send about twice the budget.
-    run = StreamedRun(
-        make_agent(streamed_reply('"\n' * 2500, token_size=50, delay=0.001)),
-        "go",
-        run_id="r",
-        max_bytes=1000,
-        flush_bytes=50,
-    )
-    events = await collect(run)
-    assert events[-1]["error"]["code"] == "run_too_large"
-    assert sum(frame_size(event) for event in events[:-1]) <= 1000
+    sent = await run_on_a_budget('"\n' * 2500, token_size=50)
+    assert sent <= 1000
 
 
 async def test_snapshot_has_the_run_so_far():
