@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import shutil
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -35,8 +36,9 @@ def chromium_path() -> str:
     return path
 
 
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
+@contextmanager
+def launched_chromium() -> Iterator[Any]:
+    """Debian's Chromium under Playwright, closed on the way out."""
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
@@ -45,6 +47,12 @@ def browser() -> Iterator[Any]:
             yield instance
         finally:
             instance.close()
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    with launched_chromium() as instance:
+        yield instance
 
 
 def save_screenshot(page: Any, name: str) -> Path:

@@ -2,21 +2,18 @@
 
 from __future__ import annotations
 
-import os
 import socket
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import pytest
-from django.db import connection
 
-from tests.browser import CHROMIUM_ARGS, chromium_path, save_screenshot
+from tests.browser import launched_chromium, save_screenshot
+from tests.processes import REPO_ROOT, worker_env
 from tests.websockets import login_cookie
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.browser]
-REPO_ROOT = Path(__file__).resolve().parent.parent
 
 # A small client, as a chat page would have it: it records every frame and close code.
 CLIENT_JS = """
@@ -41,13 +38,7 @@ def free_port() -> int:
 @pytest.fixture
 def server():
     port = free_port()
-    env = {
-        **os.environ,
-        "DJANGO_SETTINGS_MODULE": "tests.settings",
-        "AGENT_SESSIONS_DB_NAME": str(connection.settings_dict["NAME"]),
-        "AGENT_SESSIONS_TEST_AGENT": "tests.chat_agent.make_demo_agent",
-        "PYTHONPATH": str(REPO_ROOT),
-    }
+    env = worker_env(AGENT_SESSIONS_TEST_AGENT="tests.chat_agent.make_demo_agent")
     process = subprocess.Popen(
         [
             sys.executable,
@@ -89,14 +80,8 @@ def alice_cookie(make_user):
 def browser(server, alice_cookie):
     """A browser started after the database work of the test's setup, and stopped before
     its teardown: Playwright's event loop makes Django refuse sync queries meanwhile."""
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        instance = playwright.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
-        try:
-            yield instance
-        finally:
-            instance.close()
+    with launched_chromium() as instance:
+        yield instance
 
 
 def open_page(context, base):

@@ -7,12 +7,11 @@ import json
 import os
 import sys
 import uuid
-from pathlib import Path
 
 import pytest
-from django.db import connection
 
 from django_agent_sessions.models import AgentRun, AgentSession
+from tests.processes import REPO_ROOT, worker_env
 from tests.remote_run import REPLY
 from tests.websockets import Socket, close_all_sockets, login_cookie, text_of
 
@@ -24,7 +23,6 @@ async def _close_sockets():
 
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.redis]
-REPO_ROOT = Path(__file__).resolve().parent.parent
 
 
 @pytest.fixture
@@ -55,13 +53,7 @@ def alice_cookie(make_user):
 
 async def start_remote_run(session_id: str, prefix: str) -> asyncio.subprocess.Process:
     pk = await AgentSession.objects.values_list("pk", flat=True).aget(session_id=session_id)
-    env = {
-        **os.environ,
-        "DJANGO_SETTINGS_MODULE": "tests.settings",
-        "AGENT_SESSIONS_DB_NAME": str(connection.settings_dict["NAME"]),
-        "AGENT_SESSIONS_CHANNEL_PREFIX": prefix,
-        "PYTHONPATH": str(REPO_ROOT),
-    }
+    env = worker_env(AGENT_SESSIONS_CHANNEL_PREFIX=prefix)
     return await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",

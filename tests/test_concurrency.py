@@ -10,24 +10,21 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
-import subprocess
-import sys
 import threading
 import time
 from collections import Counter
 from collections.abc import Awaitable, Callable
-from pathlib import Path
 from typing import Any
 
 import pytest
-from django.db import connection, connections
+from django.db import connections
 from django.test import override_settings
 
 from django_agent_sessions import DjangoSession
 from django_agent_sessions.exceptions import SessionOwnershipError
 from django_agent_sessions.models import AgentSession, SessionItem
 from tests.conftest import user_message
+from tests.processes import json_lists_from
 
 pytestmark = [
     pytest.mark.django_db(transaction=True),
@@ -35,7 +32,6 @@ pytestmark = [
 ]
 
 WORKERS = 8
-REPO_ROOT = Path(__file__).resolve().parent.parent
 
 
 @pytest.fixture
@@ -202,26 +198,5 @@ print(json.dumps(asyncio.run(main())))
 
 def test_concurrent_pops_from_separate_processes(session_id):
     expected = fill(session_id, 200)
-    env = {
-        **os.environ,
-        "DJANGO_SETTINGS_MODULE": "tests.settings",
-        "AGENT_SESSIONS_DB_NAME": str(connection.settings_dict["NAME"]),
-        "PYTHONPATH": str(REPO_ROOT),
-    }
-    processes = [
-        subprocess.Popen(
-            [sys.executable, "-c", WORKER_SCRIPT, session_id],
-            env=env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            cwd=REPO_ROOT,
-        )
-        for _ in range(4)
-    ]
-    popped: list[str] = []
-    for process in processes:
-        out, err = process.communicate(timeout=120)
-        assert process.returncode == 0, err
-        popped.extend(json.loads(out))
+    popped = json_lists_from(WORKER_SCRIPT, session_id, processes=4)
     assert problems(expected, popped) == {"duplicated": [], "lost": []}

@@ -3,24 +3,19 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 import time
 from datetime import timedelta
-from pathlib import Path
 
 import pytest
-from django.db import connection
 from django.db.utils import IntegrityError
 from django.utils import timezone
 
 from django_agent_sessions import run_records
 from django_agent_sessions.exceptions import SessionOwnershipError
 from django_agent_sessions.models import AgentRun, AgentSession, SessionItem
+from tests.processes import json_lists_from
 
 pytestmark = pytest.mark.django_db(transaction=True)
-REPO_ROOT = Path(__file__).resolve().parent.parent
 USAGE = run_records.Usage(requests=2, input_tokens=30, output_tokens=12, total_tokens=42)
 
 
@@ -148,28 +143,7 @@ print(json.dumps(won))
 def test_the_run_constraint_holds_across_processes():
     """Two worker processes start runs on the same conversations at the same moment."""
     pks = [AgentSession.objects.create(session_id=f"race-{n}").pk for n in range(40)]
-    env = {
-        **os.environ,
-        "DJANGO_SETTINGS_MODULE": "tests.settings",
-        "AGENT_SESSIONS_DB_NAME": str(connection.settings_dict["NAME"]),
-        "PYTHONPATH": str(REPO_ROOT),
-    }
     start_at = time.time() + 3  # both processes are set up by then
-    processes = [
-        subprocess.Popen(
-            [sys.executable, "-c", RACE_SCRIPT, json.dumps(pks), str(start_at)],
-            env=env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            cwd=REPO_ROOT,
-        )
-        for _ in range(2)
-    ]
-    won: list[int] = []
-    for process in processes:
-        out, err = process.communicate(timeout=120)
-        assert process.returncode == 0, err
-        won.extend(json.loads(out))
+    won = json_lists_from(RACE_SCRIPT, json.dumps(pks), str(start_at), processes=2)
     assert sorted(won) == pks  # every conversation got exactly one run
     assert AgentRun.objects.filter(status="running").count() == len(pks)
