@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 WORKLOADS = {
@@ -176,6 +178,21 @@ def targets(docs: list[dict[str, Any]]) -> list[dict[str, Any]]:
             correct = doc["correctness"]["pops"]["ok"] and doc["correctness"]["batches"]["ok"]
             checks.append({"db": db, "target": f"correctness: {name}", "met": correct})
     return checks
+
+
+def write_results(
+    out_dir: Path, kind: str, stamp: str, document: dict[str, Any], heading: str, markdown: str
+) -> Path:
+    """``<kind>-<stamp>.json``, and ``<kind>-latest.json`` / ``.md`` beside it."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    path = out_dir / f"{kind}-{stamp}.json"
+    text = json.dumps(document, indent=1)
+    path.write_text(text)
+    (out_dir / f"{kind}-latest.json").write_text(text)
+    (out_dir / f"{kind}-latest.md").write_text(
+        f"{heading}, {stamp}, {json.dumps(document['machine'])}\n\n{markdown}\n"
+    )
+    return path
 
 
 def targets_table(checks: list[dict[str, Any]]) -> str:

@@ -176,13 +176,8 @@ def main(argv: list[str] | None = None) -> int:
         "targets": checks,
     }
     out_dir = Path(args.out_dir) if args.out_dir else RESULTS
-    out_dir.mkdir(parents=True, exist_ok=True)
-    (out_dir / f"sessions-{stamp}.json").write_text(json.dumps(result, indent=1))
-    (out_dir / "sessions-latest.json").write_text(json.dumps(result, indent=1))
-    (out_dir / "sessions-latest.md").write_text(
-        f"Sessions benchmark, {stamp}, {json.dumps(result['machine'])}\n\n{markdown}"
-    )
-    print(f"\nwrote {out_dir / f'sessions-{stamp}.json'} ({result['seconds']}s)")
+    path = report.write_results(out_dir, "sessions", stamp, result, "Sessions benchmark", markdown)
+    print(f"\nwrote {path} ({result['seconds']}s)")
     return 1 if errors else 0
 
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import os
 import sys
 import tempfile
@@ -24,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.load_client import Scenario, Server, run_scenario
+from benchmarks.report import write_results
 from benchmarks.sessions import RESULTS, machine
 
 MAX_RUN_BYTES = 2 * 1024 * 1024  # the app's default AGENT_SESSIONS["MAX_RUN_BYTES"]
@@ -288,12 +288,8 @@ def main(argv: list[str] | None = None) -> int:
         "targets": checks,
     }
     out_dir = Path(args.out_dir) if args.out_dir else RESULTS
-    out_dir.mkdir(parents=True, exist_ok=True)
-    (out_dir / f"streaming-{stamp}.json").write_text(json.dumps(document, indent=1))
-    (out_dir / "streaming-latest.json").write_text(json.dumps(document, indent=1))
-    (out_dir / "streaming-latest.md").write_text(
-        f"Streaming benchmark on {db}, {stamp}, {json.dumps(document['machine'])}\n\n{markdown}\n"
-    )
+    heading = f"Streaming benchmark on {db}"
+    write_results(out_dir, "streaming", stamp, document, heading, markdown)
     # Hung clients and error frames are results (see the targets), not a failed benchmark.
     return 0
 
