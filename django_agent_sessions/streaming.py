@@ -85,7 +85,6 @@ class StreamedRun:
         self.outcome = Outcome()
         self._seq = 0
         self._sent_bytes = 0  # of every frame so far, as the socket gets them
-        self._pending_bytes = 0  # of the pending text, JSON-escaped
         self._over_budget = False
         # The most a text.delta frame adds around its text (seq counted at ten digits).
         self._delta_envelope = frame_size(self._frame("text.delta", 10**9, delta=""))
@@ -206,10 +205,9 @@ class StreamedRun:
         if not self._pending:
             self._flush_at = asyncio.get_running_loop().time() + self.flush_seconds
         self._pending += delta
-        self._pending_bytes += frame_size(delta) - 2  # escaping is per character; no quotes
 
     def _flush(self) -> dict[str, Any]:
-        delta, self._pending, self._pending_bytes = self._pending, "", 0
+        delta, self._pending = self._pending, ""
         self._streamed_text += delta
         return self._event("text.delta", delta=delta)
 
@@ -218,7 +216,8 @@ class StreamedRun:
         ``next_frame_bytes`` stay within ``max_bytes``."""
         if self.max_bytes is None:
             return True
-        pending = self._delta_envelope + self._pending_bytes if self._pending else 0
+        # The pending text's frame: its escaped text (minus the quotes) in the envelope.
+        pending = self._delta_envelope + frame_size(self._pending) - 2 if self._pending else 0
         return self._sent_bytes + pending + next_frame_bytes <= self.max_bytes
 
     def _finish(self, end: _End) -> dict[str, Any]:
