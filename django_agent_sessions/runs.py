@@ -200,9 +200,13 @@ class ActiveRun:
     async def _ask_who_is_here(self) -> None:
         self._presence_round += 1
         self._someone_here = False
-        await self.layer.group_send(
-            self.group, {"type": "agent.presence", "reply_to": self._channel}
-        )
+        # Asked twice: channels_redis can lose a message to a process-local channel when
+        # a receive is cancelled, as a leaving socket's is, and one lost question or
+        # answer must not cancel a run that another tab is watching.
+        for _ in range(2):
+            await self.layer.group_send(
+                self.group, {"type": "agent.presence", "reply_to": self._channel}
+            )
         asyncio.get_running_loop().call_later(
             PRESENCE_TIMEOUT, self._cancel_if_alone, self._presence_round
         )

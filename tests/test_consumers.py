@@ -235,6 +235,35 @@ async def test_disconnecting_the_last_socket_stops_the_model(alice_cookie, sessi
     assert stopped_at < len(story) // 3 / 4
 
 
+async def test_a_lost_presence_question_does_not_cancel_a_watched_run(
+    alice_cookie, session_id, monkeypatch
+):
+    # channels_redis can lose a message when a receive is cancelled (a leaving socket's
+    # is); here the layer loses the run's first "who is still here?" on purpose.
+    layer = get_channel_layer()
+    group_send = layer.group_send
+    lost: list[dict] = []
+
+    async def losing_the_first_question(group: str, message: dict) -> None:
+        if message.get("type") == "agent.presence" and not lost:
+            lost.append(message)
+            return
+        await group_send(group, message)
+
+    monkeypatch.setattr(layer, "group_send", losing_the_first_question)
+    chat_agent.script(streamed_reply(ANSWER, delay=0.05))
+    leaving, staying = Socket(session_id, alice_cookie), Socket(session_id, alice_cookie)
+    await leaving.open()
+    await staying.open()
+    await leaving.say("Weather?")
+    await leaving.until("text.delta")
+    await leaving.close()
+    frames = await staying.until("run.completed", "run.cancelled")
+    assert lost, "the run never asked who is still here"
+    assert frames[-1]["type"] == "run.completed"
+    await staying.close()
+
+
 async def test_a_run_continues_while_another_tab_watches(alice_cookie, session_id):
     chat_agent.script(streamed_reply(ANSWER, delay=0.05))
     leaving, staying = Socket(session_id, alice_cookie), Socket(session_id, alice_cookie)
