@@ -252,7 +252,7 @@ async def _durability(contender: Contender) -> dict[str, str]:
         with contender.state():
             return await asyncio.to_thread(read)
 
-    from django_agent_sessions import hops
+    from django_agent_sessions import bridge
 
     def read_django() -> dict[str, str]:
         from django.db import connection
@@ -272,7 +272,7 @@ async def _durability(contender: Contender) -> dict[str, str]:
         mode = connection.settings_dict.get("OPTIONS", {}).get("transaction_mode", "DEFERRED")
         return {"journal_mode": journal, "synchronous": sync, "transaction_mode": mode}
 
-    return await hops.run_sync(read_django)
+    return await bridge.run(read_django)
 
 
 _SYNC = {0: "OFF", 1: "NORMAL", 2: "FULL", 3: "EXTRA"}
@@ -325,9 +325,9 @@ async def run(
     finally:
         from django.db import connections
 
-        from django_agent_sessions import hops
+        from django_agent_sessions import bridge
 
-        await hops.run_sync(connections.close_all)
+        await bridge.run(connections.close_all)
 
 
 def _shipped(contender: Contender) -> Contender:
@@ -335,10 +335,9 @@ def _shipped(contender: Contender) -> Contender:
 
     @contextlib.contextmanager
     def forced() -> Iterator[None]:
-        from django_agent_sessions import hops
+        from django_agent_sessions import bridge
 
-        force = getattr(hops, "_force_shipped_path", None)
-        with force() if force else contextlib.nullcontext():
+        with bridge.shipped_path():
             yield
 
     contender.name, contender.label, contender.state = (

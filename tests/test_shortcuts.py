@@ -22,9 +22,11 @@ from django.db import connection, transaction
 from django.db.backends.utils import CursorWrapper
 from django.test.utils import CaptureQueriesContext
 
-from django_agent_sessions import hops, serialization, storage
+from django_agent_sessions import bridge, serialization
 from django_agent_sessions.exceptions import SessionOwnershipError
 from django_agent_sessions.models import AgentSession, SessionItem
+from django_agent_sessions.store import items as storage
+from django_agent_sessions.store import transactions
 from tests.conftest import user_message
 
 SQLITE = connection.vendor == "sqlite"
@@ -36,17 +38,17 @@ only_sqlite = pytest.mark.skipif(not SQLITE, reason="the SQLite shortcut (Postgr
 
 def test_asgiref_executor_choice_assumption():
     # asgiref 3.x picks the thread of a thread-sensitive call from exactly these.
-    assert hops.direct_hop_supported(), "asgiref changed how SyncToAsync picks its thread"
+    assert bridge.direct_hop_supported(), "asgiref changed how SyncToAsync picks its thread"
 
 
 async def test_direct_hop_runs_where_asgiref_would():
-    assert hops._direct_hop_possible()
+    assert bridge._direct_hop_possible()
     asgiref_thread = await sync_to_async(threading.get_ident)()
-    assert await hops.run_sync(threading.get_ident) == asgiref_thread
+    assert await bridge.run(threading.get_ident) == asgiref_thread
     assert asgiref_thread != threading.get_ident()
     # The same thread (and so the same connection) as Django's own async ORM.
     assert (
-        await hops.run_sync(threading.get_ident)
+        await bridge.run(threading.get_ident)
         == await sync_to_async(threading.get_ident, thread_sensitive=True)()
     )
 
@@ -54,12 +56,12 @@ async def test_direct_hop_runs_where_asgiref_would():
 async def test_direct_hop_carries_the_callers_context():
     var: contextvars.ContextVar[str] = contextvars.ContextVar("var", default="unset")
     var.set("caller")
-    assert await hops.run_sync(var.get) == "caller"
+    assert await bridge.run(var.get) == "caller"
 
 
 def test_under_a_sync_caller_the_hop_runs_on_the_callers_thread():
     async def inner() -> tuple[bool, int]:
-        return hops._direct_hop_possible(), await hops.run_sync(threading.get_ident)
+        return bridge._direct_hop_possible(), await bridge.run(threading.get_ident)
 
     possible, thread = async_to_sync(inner)()
     assert not possible
@@ -68,21 +70,21 @@ def test_under_a_sync_caller_the_hop_runs_on_the_callers_thread():
 
 async def test_in_a_thread_sensitive_context_the_hop_uses_that_contexts_thread():
     async with ThreadSensitiveContext():
-        assert not hops._direct_hop_possible()
+        assert not bridge._direct_hop_possible()
         context_thread = await sync_to_async(threading.get_ident)()
-        assert await hops.run_sync(threading.get_ident) == context_thread
+        assert await bridge.run(threading.get_ident) == context_thread
     assert context_thread != await sync_to_async(threading.get_ident)()
 
 
 async def test_shipped_path_turns_the_direct_hop_off():
-    with hops.shipped_path():
-        assert not hops._direct_hop_possible()
-        assert not await hops.run_sync(hops.shortcuts_allowed)
+    with bridge.shipped_path():
+        assert not bridge._direct_hop_possible()
+        assert not await bridge.run(bridge.shortcuts_allowed)
         assert (
-            await hops.run_sync(threading.get_ident)
+            await bridge.run(threading.get_ident)
             == SyncToAsync.single_thread_executor.submit(threading.get_ident).result()
         )
-    assert await hops.run_sync(hops.shortcuts_allowed)
+    assert await bridge.run(bridge.shortcuts_allowed)
 
 
 # -- the SQLite transaction and cursor ------------------------------------------------------
@@ -119,14 +121,14 @@ class Statements:
 def test_django_sqlite_connection_assumption():
     # Django keeps a SQLite connection in autocommit with the driver's legacy
     # transaction control and isolation_level None, and starts transactions itself.
-    assert storage.sqlite_shortcut_supported(), "Django's SQLite connection internals changed"
+    assert transactions.sqlite_shortcut_supported(), "Django's SQLite connection internals changed"
     connection.ensure_connection()
     raw = connection.connection
     assert isinstance(raw, sqlite3.Connection)
     assert connection.get_autocommit()
     assert raw.isolation_level is None
     assert not raw.in_transaction
-    assert getattr(raw, "autocommit", storage._LEGACY) == storage._LEGACY
+    assert getattr(raw, "autocommit", transactions._LEGACY) == transactions._LEGACY
     # _prepare_cursor wraps any DB-API cursor as Django wraps its own.
     wrapped = connection._prepare_cursor(raw.cursor())
     assert isinstance(wrapped, CursorWrapper)
@@ -248,10 +250,10 @@ def test_the_first_write_creates_the_conversation(session_id, make_user):
 
 @pytest.mark.django_db(transaction=True)
 def test_shipped_path_and_shortcut_store_the_same(session_id):
-    with hops.shipped_path():
+    with bridge.shipped_path():
         storage.append_items(_scope(session_id), _encoded("a", "b"), "")
     storage.append_items(_scope(session_id), _encoded("c"), "")
-    with hops.shipped_path():
+    with bridge.shipped_path():
         assert storage.pop_newest(_scope(session_id))["content"] == "c"
         shipped = storage.read_items(_scope(session_id), 5)
     assert storage.read_items(_scope(session_id), 5) == shipped
@@ -262,7 +264,7 @@ def test_shipped_path_and_shortcut_store_the_same(session_id):
 @pytest.mark.django_db(transaction=True)
 def test_postgresql_never_takes_the_sqlite_shortcut(session_id):
     connection.ensure_connection()
-    assert storage._driver(connection) is None
+    assert transactions.driver(connection) is None
     seen = Statements()
     with connection.execute_wrapper(seen):
         storage.append_items(_scope(session_id), _encoded("a"), "")
@@ -338,15 +340,3 @@ def test_fast_decoding_decides_as_json_loads(payload):
     except ValueError:
         expected = []
     assert serialization.decode_payloads([payload]) == expected
-
-
-@pytest.mark.parametrize("seed", range(40))
-def test_one_line_preview_equals_collapsing_everything(seed):
-    import random
-
-    rng = random.Random(seed)
-    alphabet = ["a", "é", " ", "\n", "\t", "\x00", "\ud800", "🎉", "\u2028", "bb"]
-    text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 2000)))
-    assert serialization.one_line(text, 200) == serialization.column_text(
-        " ".join(text.split()), 200
-    )
