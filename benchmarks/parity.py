@@ -376,6 +376,26 @@ def markdown(document: dict[str, Any]) -> str:
     )
 
 
+def summarize(paths: list[Path]) -> str:
+    """One table over several runs: each run's ratios (and CI) to every other contender."""
+    docs = [json.loads(path.read_text()) for path in paths]
+    names = list(docs[0]["contenders"])[1:]
+    labels = docs[0]["contenders"]
+    head = ["workload"] + [
+        f"run {i + 1}: / {labels[n]['label']}" for i in range(len(docs)) for n in names
+    ]
+    lines = ["| " + " | ".join(head) + " |", "|---|" + "---:|" * (len(head) - 1)]
+    for workload, entry in docs[0]["workloads"].items():
+        cells = [entry["title"]]
+        for doc in docs:
+            for n in names:
+                r = doc["workloads"][workload][n]
+                cells.append(f"{r['ratio']:.2f} ({r['ci95'][0]:.2f}-{r['ci95'][1]:.2f})")
+        lines.append("| " + " | ".join(cells) + " |")
+    stamps = ", ".join(path.stem for path in paths)
+    return "\n".join(lines) + f"\n\nRuns: {stamps}\n"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--db", default="sqlite", choices=["sqlite", "postgres"])
@@ -385,7 +405,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--smoke", action="store_true")
     parser.add_argument("--out-dir", type=Path, default=RESULTS)
     parser.add_argument("--no-write", action="store_true")
+    parser.add_argument("--summarize", nargs="+", type=Path, help="result files to tabulate")
     args = parser.parse_args(argv)
+    if args.summarize:
+        print(summarize(args.summarize))
+        return 0
     settings = SMOKE if args.smoke else Settings(blocks=args.blocks, ops=args.ops)
     if args.only:
         for name in set(WORKLOADS) - set(args.only.split(",")):
