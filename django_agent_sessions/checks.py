@@ -45,6 +45,7 @@ def check_settings(**kwargs: Any) -> list[CheckMessage]:
     errors.extend(_check_positive(value, "MAX_ITEM_BYTES", optional=True))
     errors.extend(_check_positive(value, "MAX_ITEM_DEPTH", optional=False))
     errors.extend(_check_retention(value))
+    errors.extend(_check_approval_timeout(value))
     errors.extend(streaming_messages(value))
     return errors
 
@@ -60,6 +61,22 @@ def _check_retention(value: Mapping[str, Any]) -> list[CheckMessage]:
                 f"AGENT_SESSIONS['RETENTION']: {error}",
                 hint="Use None to keep conversations, or an age such as '30d'.",
                 id=f"{_ID}.E030",
+            )
+        ]
+    return []
+
+
+def _check_approval_timeout(value: Mapping[str, Any]) -> list[CheckMessage]:
+    if "APPROVAL_TIMEOUT" not in value:
+        return []
+    try:
+        parse_duration(value["APPROVAL_TIMEOUT"])
+    except ValueError as error:
+        return [
+            Error(
+                f"AGENT_SESSIONS['APPROVAL_TIMEOUT']: {error}",
+                hint="Use how long a run may wait for a decision, such as '1h' or '15m'.",
+                id=f"{_ID}.E040",
             )
         ]
     return []

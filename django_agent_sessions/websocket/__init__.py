@@ -1,0 +1,1 @@
+"""The streaming wing: websocket consumer, runs, wire events and their records."""
