@@ -10,12 +10,14 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+from datetime import datetime
 from typing import Any
 
 from agents import Agent
 from channels.consumer import get_handler_name
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
+from django.utils import timezone
 from django.utils.crypto import salted_hmac
 from django.utils.translation import gettext as _
 
@@ -25,12 +27,15 @@ from django_agent_sessions.conf import app_settings
 from django_agent_sessions.exceptions import SessionOwnershipError
 from django_agent_sessions.sequencing import Sequencer
 from django_agent_sessions.streaming import StreamedRun
+from django_agent_sessions.websocket import approvals, paused
 
 logger = logging.getLogger(__name__)
 
 CLOSE_ANONYMOUS = 4401
 CLOSE_FORBIDDEN = 4403
 CATCHUP_TIMEOUT = 1.0
+# A socket ends an expired waiting run this long after its expiry.
+EXPIRY_MARGIN = 0.5
 GAP_TIMEOUT = 0.5
 ANONYMOUS_PREFIX = "anon"
 _MAX_BUFFERED = 1000
@@ -62,6 +67,7 @@ class AgentSessionConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
         self._sequencer = Sequencer()
         self._gap_timers: dict[str, asyncio.Task[None]] = {}
         self._buffer: list[dict[str, Any]] | None = None  # while waiting for a snapshot
+        self._expiry_timer: asyncio.Task[None] | None = None
         user = self.scope.get("user")
         self.anonymous = user is None or not user.is_authenticated
         if self.anonymous and not app_settings.ALLOW_ANONYMOUS:
@@ -102,7 +108,11 @@ class AgentSessionConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
         return f"{ANONYMOUS_PREFIX}:{anonymous_owner(key)}:{requested}"
 
     async def disconnect(self, code: int) -> None:
-        timers = [getattr(self, "_catchup_timer", None), *getattr(self, "_gap_timers", {}).values()]
+        timers = [
+            getattr(self, "_catchup_timer", None),
+            getattr(self, "_expiry_timer", None),
+            *getattr(self, "_gap_timers", {}).values(),
+        ]
         for timer in timers:
             if timer is not None:
                 timer.cancel()
@@ -138,6 +148,8 @@ class AgentSessionConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
             return await self._user_message(content)
         if content["type"] == "cancel":
             return await self._cancel(content)
+        if content["type"] == "approval":
+            return await self._approval(content)
         return await self._error("unknown_type", _("Unknown frame type."))
 
     async def _user_message(self, content: dict[str, Any]) -> None:
@@ -147,6 +159,7 @@ class AgentSessionConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
         assert self.session_pk is not None
         if runs.local_run(self.session_pk) is not None:
             return await self._busy()
+        await self._expire_overdue()
         if not await limits.allow_run(self.rate_limit_key()):
             return await self._error("rate_limited", _("Too many messages; wait a moment."))
         try:
@@ -183,10 +196,128 @@ class AgentSessionConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
 
     async def _cancel(self, content: dict[str, Any]) -> None:
         assert self.session_pk is not None
+        # A run waiting for approvals has no task to cancel: it is ended in the database.
+        if await runs.end_waiting_run(
+            self.session_pk,
+            reason=approvals.CANCELLED,
+            channel_layer=self.channel_layer,
+            user=self.user,
+        ):
+            return
         message: dict[str, Any] = {"type": "agent.cancel"}
         if isinstance(content.get("run_id"), str):
             message["run_id"] = content["run_id"]
         await self.channel_layer.group_send(runs.control_group_name(self.session_pk), message)
+
+    async def _approval(self, content: dict[str, Any]) -> None:
+        """A decision on a tool call the conversation's waiting run asks about."""
+        assert self.session_pk is not None
+        call_id, approve = content.get("call_id"), content.get("approve")
+        message = content.get("message", "")
+        if (
+            not isinstance(call_id, str)
+            or not 0 < len(call_id) <= 255
+            or not isinstance(approve, bool)
+            or not isinstance(message, str)
+            or len(message) > approvals.MAX_MESSAGE_CHARS
+        ):
+            return await self._error(
+                "invalid_approval",
+                _("An approval needs a call_id, approve (true or false) and an optional message."),
+            )
+        try:
+            decided = await database_sync_to_async(approvals.decide)(
+                self.session_pk,
+                call_id,
+                approve=approve,
+                message=message,
+                user_id=None if self.anonymous else self.user.pk,
+                lease_seconds=float(app_settings.RUN_LEASE_SECONDS),
+            )
+        except Exception:
+            logger.exception("Could not record an approval decision.")
+            return await self._error("unavailable", _("The assistant is not available."))
+        if decided is None:
+            return await self._error(
+                "unknown_approval", _("There is no pending approval with this call id.")
+            )
+        resolved = {
+            "type": "approval.resolved",
+            "run_id": decided.run_id,
+            "call_id": decided.call_id,
+            "approve": decided.approve,
+        }
+        await self.channel_layer.group_send(
+            runs.group_name(self.session_pk), {"type": "agent.event", "event": resolved}
+        )
+        if decided.resume is not None:
+            await self._resume(decided.resume)
+
+    async def _resume(self, resume: approvals.Resume) -> None:
+        """Resume a run whose calls are all decided, here: this worker claimed it."""
+        assert self.session_pk is not None
+        try:
+            agent = await self.get_agent()
+            session = DjangoSession(self.storage_id, owner=None if self.anonymous else self.user)
+            state = await paused.restore(
+                agent, resume.state, resume.decisions, context=self.get_run_context(session)
+            )
+            streamed = StreamedRun(
+                agent,
+                "",
+                run_id=resume.run_id,
+                session=session,
+                flush_seconds=app_settings.DELTA_FLUSH_SECONDS,
+                flush_bytes=app_settings.DELTA_FLUSH_BYTES,
+                max_bytes=app_settings.MAX_RUN_BYTES,
+                state=state,
+                first_seq=resume.seq,
+            )
+            await runs.resume_run(
+                streamed,
+                resume,
+                session_pk=self.session_pk,
+                session_id=self.storage_id,
+                channel_layer=self.channel_layer,
+                user=self.user,
+            )
+        except Exception:
+            logger.exception("Could not resume run %s.", resume.run_id)
+            await runs.fail_claimed_run(
+                resume, session_pk=self.session_pk, channel_layer=self.channel_layer, user=self.user
+            )
+
+    async def _expire_overdue(self) -> None:
+        """End the conversation's waiting run if it is past its expiry."""
+        assert self.session_pk is not None
+        if await database_sync_to_async(approvals.overdue)(self.session_pk):
+            await runs.end_waiting_run(
+                self.session_pk,
+                reason=approvals.EXPIRED,
+                channel_layer=self.channel_layer,
+                user=self.user,
+                only_overdue=True,
+            )
+
+    def _watch_expiry(self, expires_at: Any) -> None:
+        """While this socket shows a waiting run, it ends the run when it expires (every
+        socket of the conversation does; the database lets one of them do it)."""
+        if not isinstance(expires_at, str) or self._expiry_timer is not None:
+            return
+        try:
+            when = datetime.fromisoformat(expires_at)
+        except ValueError:
+            return
+        delay = max(0.0, (when - timezone.now()).total_seconds()) + EXPIRY_MARGIN
+        self._expiry_timer = asyncio.create_task(self._expire_later(delay))
+
+    async def _expire_later(self, delay: float) -> None:
+        await asyncio.sleep(delay)
+        await self.channel_layer.send(self.channel_name, {"type": "agent.expire"})
+
+    async def agent_expire(self, message: dict[str, Any]) -> None:
+        self._expiry_timer = None
+        await self._expire_overdue()
 
     async def _busy(self) -> None:
         await self._error("busy", _("A reply is still being written; wait or cancel it."))
@@ -219,6 +350,7 @@ class AgentSessionConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
 
     async def _send_history(self) -> None:
         assert self.session_pk is not None
+        await self._expire_overdue()
         history = await self._load_history(up_to_item_id=None)
         if history.active_run_id is None:
             return await self._send_history_frame(history.items, None)
@@ -239,8 +371,19 @@ class AgentSessionConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
         return history
 
     async def _send_history_frame(self, items: list[Any], active_run: Any) -> None:
+        assert self.session_pk is not None
+        pending = await database_sync_to_async(approvals.pending_approvals)(self.session_pk)
+        for call in pending:
+            # The waiting run's next events continue its numbering.
+            self._sequencer.expect(call.run_id, call.seq + 1)
+            self._watch_expiry(call.expires_at)
         await self.send_json(
-            {"type": "history", "items": display.display_items(items), "active_run": active_run}
+            {
+                "type": "history",
+                "items": display.display_items(items),
+                "active_run": active_run,
+                "pending_approvals": [call.wire() for call in pending],
+            }
         )
 
     async def agent_snapshot(self, message: dict[str, Any]) -> None:
@@ -276,6 +419,11 @@ class AgentSessionConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
 
     async def agent_event(self, message: dict[str, Any]) -> None:
         event = message["event"]
+        if event.get("type") == "approval.requested":
+            self._watch_expiry(event.get("expires_at"))
+        elif event.get("type") in runs.TERMINAL_EVENTS and self._expiry_timer is not None:
+            self._expiry_timer.cancel()
+            self._expiry_timer = None
         if self._buffer is not None:
             if len(self._buffer) < _MAX_BUFFERED:
                 self._buffer.append(event)

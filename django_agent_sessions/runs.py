@@ -24,11 +24,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from channels.db import database_sync_to_async
+from django.utils.translation import gettext as _
 
 from django_agent_sessions import run_records, signals
 from django_agent_sessions.conf import app_settings
 from django_agent_sessions.models import AgentRun
 from django_agent_sessions.streaming import StreamedRun
+from django_agent_sessions.websocket import approvals
 
 logger = logging.getLogger(__name__)
 
@@ -134,6 +136,10 @@ class ActiveRun:
         for helper in self._helpers:
             helper.cancel()
         outcome = self.streamed.outcome
+        if terminal is None and outcome.status == "waiting":
+            if await self._pause():
+                return
+            outcome.status, outcome.error = "failed", "The paused run could not be stored."
         if terminal is None:
             # Publishing failed (error set above), or this task was cancelled, e.g. when
             # the worker shuts down: the run stopped before its own end.
@@ -168,9 +174,48 @@ class ActiveRun:
         except Exception:
             logger.exception("Could not publish the end of run %s.", self.run_id)
         if record is not None:
-            await _send_robust(
-                signals.run_finished, run=record, usage=usage.__dict__, user=self.user
+            await send_run_finished(record, usage.__dict__, self.user)
+
+    async def _pause(self) -> bool:
+        """Park the run in the database until its calls are decided; publish the
+        requests. The task then ends: a waiting run holds no task or connection."""
+        outcome = self.streamed.outcome
+        usage = {
+            "requests": outcome.usage.requests,
+            "input_tokens": outcome.usage.input_tokens,
+            "output_tokens": outcome.usage.output_tokens,
+            "total_tokens": outcome.usage.total_tokens,
+        }
+        # Numbered before they are stored, so the record knows the last seq sent.
+        events = self.streamed.approval_events(expires_at="")
+        try:
+            expires = await database_sync_to_async(approvals.pause_run)(
+                self.started.pk,
+                state=outcome.state,
+                seq=self.streamed.seq,
+                calls=outcome.calls,
+                usage=usage,
             )
+        except Exception:
+            logger.exception("Could not store run %s while it waits for approval.", self.run_id)
+            return False
+        finally:
+            if _local_runs.get(self.session_pk) is self:
+                del _local_runs[self.session_pk]
+        if expires is None:
+            logger.warning("Run %s was taken over before it could wait.", self.run_id)
+            return True
+        try:
+            await self.layer.group_discard(control_group_name(self.session_pk), self._channel)
+            for event in events:
+                event["expires_at"] = expires.isoformat()
+            # Twice, as the end of a run: a page that misses one shows no buttons.
+            for _copy in range(2):
+                for event in events:
+                    await self._publish(event)
+        except Exception:
+            logger.exception("Could not publish the approval requests of run %s.", self.run_id)
+        return True
 
     async def _publish(self, event: dict[str, Any]) -> None:
         await self.layer.group_send(self.group, {"type": "agent.event", "event": event})
@@ -203,7 +248,7 @@ class ActiveRun:
         # Asked twice: channels_redis can lose a message to a process-local channel when
         # a receive is cancelled, as a leaving socket's is, and one lost question or
         # answer must not cancel a run that another tab is watching.
-        for _ in range(2):
+        for _copy in range(2):
             await self.layer.group_send(
                 self.group, {"type": "agent.presence", "reply_to": self._channel}
             )
@@ -258,9 +303,106 @@ async def launch_run(
         session_id=session_id,
         agent_name=streamed.agent.name,
         user=user,
+        resumed=False,
     )
     await active.start()
     return active
+
+
+async def resume_run(
+    streamed: StreamedRun,
+    resume: approvals.Resume,
+    *,
+    session_pk: int,
+    session_id: str,
+    channel_layer: Any,
+    user: Any,
+) -> ActiveRun:
+    """Start a run that ``approvals.decide`` claimed (already ``running`` again)."""
+    streamed.run_id = resume.run_id
+    started = run_records.StartedRun(
+        pk=resume.run_pk, run_id=resume.run_id, history_item_id=resume.history_item_id
+    )
+    active = ActiveRun(
+        streamed, started, session_pk=session_pk, channel_layer=channel_layer, user=user
+    )
+    await _send_robust(
+        signals.run_started,
+        run_id=resume.run_id,
+        session_id=session_id,
+        agent_name=streamed.agent.name,
+        user=user,
+        resumed=True,
+    )
+    await active.start()
+    return active
+
+
+async def fail_claimed_run(
+    resume: approvals.Resume, *, session_pk: int, channel_layer: Any, user: Any
+) -> None:
+    """A claimed run that could not be resumed (no agent, a state the SDK refuses)."""
+    usage = run_records.Usage()
+    error = "The paused run could not be resumed."
+    record = await database_sync_to_async(run_records.finish_run)(
+        resume.run_pk, status="failed", usage=usage, error=error
+    )
+    event = {
+        "type": "run.failed",
+        "run_id": resume.run_id,
+        "seq": resume.seq + 1,
+        "error": {"code": "agent_error", "message": _("The assistant is not available.")},
+    }
+    for _copy in range(2):
+        await channel_layer.group_send(
+            group_name(session_pk), {"type": "agent.event", "event": event}
+        )
+    if record is not None:
+        await send_run_finished(record, usage.__dict__, user)
+
+
+async def end_waiting_run(
+    session_pk: int, *, reason: str, channel_layer: Any, user: Any, only_overdue: bool = False
+) -> bool:
+    """End the conversation's waiting run as cancelled (``reason``: "cancelled" or
+    "expired"), rejecting its pending calls. False if there was none to end."""
+    ended = await database_sync_to_async(approvals.end_waiting)(
+        session_pk, reason=reason, only_overdue=only_overdue
+    )
+    if ended is None:
+        return False
+    group = group_name(session_pk)
+    for call_id in ended.call_ids:
+        resolved = {
+            "type": "approval.resolved",
+            "run_id": ended.run_id,
+            "call_id": call_id,
+            "approve": False,
+            "reason": reason,
+        }
+        await channel_layer.group_send(group, {"type": "agent.event", "event": resolved})
+    cancelled = {"type": "run.cancelled", "run_id": ended.run_id, "seq": ended.seq + 1}
+    for _copy in range(2):
+        await channel_layer.group_send(group, {"type": "agent.event", "event": cancelled})
+    record = await database_sync_to_async(AgentRun.objects.select_related("session").get)(
+        pk=ended.run_pk
+    )
+    await send_run_finished(record, run_records.Usage().__dict__, user)
+    return True
+
+
+async def send_run_finished(record: AgentRun, usage: dict[str, int], user: Any) -> None:
+    decided = []
+    if record.waited_at is not None:
+        decided = await database_sync_to_async(approvals.summary)(record.pk)
+    if record.waited_at is not None and not any(usage.values()):
+        usage = {
+            "requests": record.requests,
+            "input_tokens": record.input_tokens,
+            "output_tokens": record.output_tokens,
+            "total_tokens": record.total_tokens,
+        }
+    await _send_robust(signals.run_finished, run=record, usage=usage, user=user, approvals=decided)
 
 
 async def _send_robust(signal: Any, **kwargs: Any) -> None:

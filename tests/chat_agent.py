@@ -61,3 +61,10 @@ def make_demo_agent() -> Agent[Any]:
 
 def broken(scope: dict[str, Any]) -> Agent[Any]:
     raise RuntimeError("secret configuration detail")
+
+
+def make_payment_agent(scope: dict[str, Any]) -> Agent[Any]:
+    """The scripted model with a tool that needs approval (``send_payment``)."""
+    from tests.approval_agent import send_payment
+
+    return Agent(name="Payments", model=model, tools=[get_weather, send_payment])

@@ -29,7 +29,7 @@ from typing import Any
 
 from agents.tool import DEFAULT_APPROVAL_REJECTION_MESSAGE
 from django.db import router, transaction
-from django.db.models import F
+from django.db.models import F, Max
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
@@ -37,6 +37,7 @@ from django_agent_sessions import serialization, storage
 from django_agent_sessions.conf import app_settings
 from django_agent_sessions.models import AgentRun, AgentSession, SessionItem, ToolApproval
 from django_agent_sessions.retention import parse_duration
+from django_agent_sessions.websocket.paused import RequestedCall
 
 logger = logging.getLogger(__name__)
 
@@ -49,15 +50,6 @@ CANCELLED = "cancelled"
 
 
 @dataclass(frozen=True)
-class RequestedCall:
-    """A tool call that needs approval, as the paused run reports it."""
-
-    call_id: str
-    name: str
-    arguments: str  # JSON text, as the model wrote it
-
-
-@dataclass(frozen=True)
 class PendingApproval:
     """A call waiting for a decision, as the ``history`` frame lists it."""
 
@@ -66,6 +58,7 @@ class PendingApproval:
     name: str
     arguments: str
     seq: int  # of the run's last event, so a socket numbers the resumed run's events
+    expires_at: str  # ISO 8601
 
     def wire(self) -> dict[str, Any]:
         return {
@@ -73,6 +66,7 @@ class PendingApproval:
             "call_id": self.call_id,
             "name": self.name,
             "arguments": self.arguments,
+            "expires_at": self.expires_at,
         }
 
 
@@ -215,26 +209,51 @@ def decide(
             row.call_id: (row.decision == ToolApproval.Decision.APPROVED, row.message)
             for row in ToolApproval.objects.filter(run_id=run_pk)
         }
+        # What a socket joining the resumed run reads from the history: everything
+        # stored before it resumed (the run's first part included).
+        newest = SessionItem.objects.filter(session_id=session_pk).aggregate(newest=Max("id"))
     resume = Resume(
         run_pk=run_pk,
         run_id=str(run.run_id),
         agent_name=run.agent_name,
         state=run.state,
         seq=run.event_seq,
-        history_item_id=run.history_item_id,
+        history_item_id=newest["newest"] or 0,
         decisions=decisions,
     )
     return Decided(str(run.run_id), call_id, approve, resume)
+
+
+def summary(run_pk: int) -> list[dict[str, Any]]:
+    """How each call of a run that waited was decided: for ``run_finished`` receivers."""
+    rows = ToolApproval.objects.filter(run_id=run_pk).select_related("decided_by")
+    return [
+        {
+            "call_id": row.call_id,
+            "name": row.name,
+            "arguments": row.arguments,
+            "decision": row.decision,
+            "reason": row.reason,
+            "decided_by": row.decided_by,
+            "requested_at": row.requested_at,
+            "decided_at": row.decided_at,
+        }
+        for row in rows.order_by("pk")
+    ]
 
 
 def pending_approvals(session_pk: int) -> list[PendingApproval]:
     """The calls of the conversation's waiting run that wait for a decision."""
     rows = ToolApproval.objects.filter(
         run__session_id=session_pk, run__status=WAITING, decision__isnull=True
-    ).values_list("run__run_id", "call_id", "name", "arguments", "run__event_seq")
+    ).values_list(
+        "run__run_id", "call_id", "name", "arguments", "run__event_seq", "run__approval_expires_at"
+    )
     return [
-        PendingApproval(str(run_id), call_id, name, arguments, seq)
-        for run_id, call_id, name, arguments, seq in rows.order_by("pk")
+        PendingApproval(
+            str(run_id), call_id, name, arguments, seq, expires.isoformat() if expires else ""
+        )
+        for run_id, call_id, name, arguments, seq, expires in rows.order_by("pk")
     ]
 
 

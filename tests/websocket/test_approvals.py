@@ -26,7 +26,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 LEASE = 60.0
 
 
-def _interrupted_run(session_id: str) -> tuple[int, int, list[approvals.RequestedCall]]:
+def _interrupted_run(session_id: str) -> tuple[int, int, list[paused.RequestedCall]]:
     """Runs the payment agent until it stops on two calls; pauses its record."""
     session = AgentSession.objects.create(session_id=session_id)
     started = run_records.start_run(session.pk, agent_name="Payments", lease_seconds=LEASE)
