@@ -31,11 +31,12 @@ class PendingFilter(_Filter):
         return [("pending", _("pending")), ("decided", _("decided"))]
 
     def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any]:
+        filtered: QuerySet[Any] = queryset
         if self.value() == "pending":
-            return queryset.filter(decision__isnull=True)
-        if self.value() == "decided":
-            return queryset.filter(decision__isnull=False)
-        return queryset
+            filtered = queryset.filter(decision__isnull=True)
+        elif self.value() == "decided":
+            filtered = queryset.filter(decision__isnull=False)
+        return filtered
 
 
 @admin.register(ToolApproval)
