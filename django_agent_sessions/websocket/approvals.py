@@ -1,4 +1,6 @@
-"""Tool calls that wait for a person: the run records' approval operations (sync).
+"""Tool calls that wait for a person: the run records' approval operations.
+
+(Longer than 300 lines: each of its six operations has an async half and a sync half.)
 
 A run whose tool calls need approval pauses: ``pause_run`` stores the SDK's own
 serialisation of the run (``RunState.to_string()``) on its ``AgentRun``, marks it
@@ -16,7 +18,8 @@ rejects its pending calls and stores a rejection output for each call the conver
 holds, so the history stays valid for the next run (a call without its output makes
 every later model request fail).
 
-Each function is one whole operation, called through one ``database_sync_to_async`` hop.
+Each async function is one whole operation: one hop through ``bridge`` into the sync
+function of the same name with a leading underscore (tests call those directly).
 """
 
 from __future__ import annotations
@@ -33,10 +36,11 @@ from django.db.models import F, Max
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from django_agent_sessions import serialization, storage
+from django_agent_sessions import bridge, serialization
 from django_agent_sessions.conf import app_settings
 from django_agent_sessions.models import AgentRun, AgentSession, SessionItem, ToolApproval
 from django_agent_sessions.retention import parse_duration
+from django_agent_sessions.store import items as store_items
 from django_agent_sessions.websocket.paused import RequestedCall
 
 logger = logging.getLogger(__name__)
@@ -106,7 +110,77 @@ def approval_timeout() -> timedelta:
     return parse_duration(app_settings.APPROVAL_TIMEOUT)
 
 
-def pause_run(
+async def pause_run(
+    run_pk: int,
+    *,
+    state: str,
+    seq: int,
+    calls: Sequence[RequestedCall],
+    usage: dict[str, int],
+) -> datetime | None:
+    """See ``_pause_run``."""
+    return await bridge.run_to_completion(
+        lambda: _pause_run(run_pk, state=state, seq=seq, calls=calls, usage=usage)
+    )
+
+
+async def decide(
+    session_pk: int,
+    call_id: str,
+    *,
+    approve: bool,
+    message: str,
+    user_id: Any,
+    lease_seconds: float,
+) -> Decided | None:
+    """See ``_decide``."""
+    return await bridge.run_to_completion(
+        lambda: _decide(
+            session_pk,
+            call_id,
+            approve=approve,
+            message=message,
+            user_id=user_id,
+            lease_seconds=lease_seconds,
+        )
+    )
+
+
+async def end_waiting(session_pk: int, *, reason: str, only_overdue: bool = False) -> Ended | None:
+    """See ``_end_waiting``."""
+    return await bridge.run_to_completion(
+        lambda: _end_waiting(session_pk, reason=reason, only_overdue=only_overdue)
+    )
+
+
+async def pending_approvals(session_pk: int) -> list[PendingApproval]:
+    """See ``_pending_approvals``."""
+    return await bridge.run(_pending_approvals, session_pk)
+
+
+async def overdue(session_pk: int) -> bool:
+    """See ``_overdue``."""
+    return await bridge.run(_overdue, session_pk)
+
+
+async def summary(run_pk: int) -> list[dict[str, Any]]:
+    """See ``_summary``."""
+    return await bridge.run(_summary, run_pk)
+
+
+async def finished_record(run_pk: int) -> AgentRun:
+    """The run record, with its conversation, for ``run_finished`` receivers."""
+    return await bridge.run(_finished_record, run_pk)
+
+
+@bridge.with_fresh_connections
+def _finished_record(run_pk: int) -> AgentRun:
+    record: AgentRun = AgentRun.objects.select_related("session").get(pk=run_pk)
+    return record
+
+
+@bridge.with_fresh_connections
+def _pause_run(
     run_pk: int,
     *,
     state: str,
@@ -145,7 +219,8 @@ def pause_run(
     return expires
 
 
-def decide(
+@bridge.with_fresh_connections
+def _decide(
     session_pk: int,
     call_id: str,
     *,
@@ -175,7 +250,7 @@ def decide(
         return None
     expires = candidate["run__approval_expires_at"]
     if expires is not None and expires < now:
-        end_waiting(session_pk, reason=EXPIRED, only_overdue=True)
+        _end_waiting(session_pk, reason=EXPIRED, only_overdue=True)
         return None
     run_pk = candidate["run_id"]
     with transaction.atomic(using=router.db_for_write(AgentRun)):
@@ -224,7 +299,8 @@ def decide(
     return Decided(str(run.run_id), call_id, approve, resume)
 
 
-def summary(run_pk: int) -> list[dict[str, Any]]:
+@bridge.with_fresh_connections
+def _summary(run_pk: int) -> list[dict[str, Any]]:
     """How each call of a run that waited was decided: for ``run_finished`` receivers."""
     rows = ToolApproval.objects.filter(run_id=run_pk).select_related("decided_by")
     return [
@@ -242,7 +318,8 @@ def summary(run_pk: int) -> list[dict[str, Any]]:
     ]
 
 
-def pending_approvals(session_pk: int) -> list[PendingApproval]:
+@bridge.with_fresh_connections
+def _pending_approvals(session_pk: int) -> list[PendingApproval]:
     """The calls of the conversation's waiting run that wait for a decision."""
     rows = ToolApproval.objects.filter(
         run__session_id=session_pk, run__status=WAITING, decision__isnull=True
@@ -257,7 +334,8 @@ def pending_approvals(session_pk: int) -> list[PendingApproval]:
     ]
 
 
-def overdue(session_pk: int) -> bool:
+@bridge.with_fresh_connections
+def _overdue(session_pk: int) -> bool:
     """Whether the conversation's waiting run is past its expiry."""
     return bool(
         AgentRun.objects.filter(
@@ -266,7 +344,8 @@ def overdue(session_pk: int) -> bool:
     )
 
 
-def end_waiting(session_pk: int, *, reason: str, only_overdue: bool = False) -> Ended | None:
+@bridge.with_fresh_connections
+def _end_waiting(session_pk: int, *, reason: str, only_overdue: bool = False) -> Ended | None:
     """End the conversation's waiting run as cancelled, its pending calls rejected.
 
     ``only_overdue``: only if it is past its expiry. None when there was nothing to end
@@ -322,7 +401,7 @@ def _store_rejections(session_pk: int, run_pk: int, *, using: str) -> None:
     encoded = serialization.encode_items(
         outputs, max_bytes=app_settings.MAX_ITEM_BYTES, max_depth=app_settings.MAX_ITEM_DEPTH
     )
-    storage.append_items(storage.Scope(session_id, None, using), encoded, "")
+    store_items.append_items(store_items.Scope(session_id, None, using), encoded, "")
 
 
 REJECTION_OUTPUT = DEFAULT_APPROVAL_REJECTION_MESSAGE

@@ -16,9 +16,9 @@ from agents.testing import assistant_message
 from asgiref.sync import async_to_sync
 from django.utils import timezone
 
-from django_agent_sessions import DjangoSession, run_records
+from django_agent_sessions import DjangoSession
 from django_agent_sessions.models import AgentRun, AgentSession, ToolApproval
-from django_agent_sessions.websocket import approvals, paused
+from django_agent_sessions.websocket import approvals, paused, records
 from tests.approval_agent import payment_agent, two_payments
 from tests.processes import REPO_ROOT, worker_env
 
@@ -29,7 +29,7 @@ LEASE = 60.0
 def _interrupted_run(session_id: str) -> tuple[int, int, list[paused.RequestedCall]]:
     """Runs the payment agent until it stops on two calls; pauses its record."""
     session = AgentSession.objects.create(session_id=session_id)
-    started = run_records.start_run(session.pk, agent_name="Payments", lease_seconds=LEASE)
+    started = records._start_run(session.pk, "Payments", LEASE)
     assert started is not None
 
     async def run() -> Any:
@@ -43,13 +43,13 @@ def _interrupted_run(session_id: str) -> tuple[int, int, list[paused.RequestedCa
     result = async_to_sync(run)()
     assert [item.tool_name for item in result.interruptions] == ["send_payment"] * 2
     state, calls = paused.pause(result)
-    expires = approvals.pause_run(started.pk, state=state, seq=7, calls=calls, usage={})
+    expires = approvals._pause_run(started.pk, state=state, seq=7, calls=calls, usage={})
     assert expires is not None
     return session.pk, started.pk, calls
 
 
 def _decide(session_pk: int, call_id: str, approve: bool, **kw: Any) -> approvals.Decided | None:
-    return approvals.decide(
+    return approvals._decide(
         session_pk,
         call_id,
         approve=approve,
@@ -73,7 +73,7 @@ def test_a_paused_run_resumes_in_a_fresh_process(session_id: str, make_user: Cal
     assert run.state
     assert run.event_seq == 7
     assert run.waited_at
-    assert [p.call_id for p in approvals.pending_approvals(session_pk)] == ["call-ann", "call-bob"]
+    assert [p.call_id for p in approvals._pending_approvals(session_pk)] == ["call-ann", "call-bob"]
 
     # Decided one by one, in any order; the last decision claims the run.
     first = _decide(session_pk, "call-bob", False, message="Bob is not a payee", user_id=user.pk)
@@ -214,16 +214,16 @@ def test_concurrent_last_decisions_resume_exactly_once(session_id: str) -> None:
 
 def test_a_waiting_run_holds_the_conversation(session_id: str) -> None:
     session_pk, _, _ = _interrupted_run(session_id)
-    assert run_records.start_run(session_pk, agent_name="x", lease_seconds=LEASE) is None
+    assert records._start_run(session_pk, "x", LEASE) is None
 
 
 def test_an_expired_run_is_cancelled_with_its_calls_rejected(session_id: str) -> None:
     session_pk, run_pk, _ = _interrupted_run(session_id)
-    assert approvals.end_waiting(session_pk, reason="expired", only_overdue=True) is None
+    assert approvals._end_waiting(session_pk, reason="expired", only_overdue=True) is None
     AgentRun.objects.filter(pk=run_pk).update(
         approval_expires_at=timezone.now() - timedelta(seconds=1)
     )
-    assert approvals.overdue(session_pk)
+    assert approvals._overdue(session_pk)
     # A decision that arrives too late counts for nothing; the run is ended.
     assert _decide(session_pk, "call-ann", True) is None
     run = AgentRun.objects.get(pk=run_pk)
@@ -241,17 +241,17 @@ def test_an_expired_run_is_cancelled_with_its_calls_rejected(session_id: str) ->
         ("call-bob", approvals.REJECTION_OUTPUT),
     ]
     # The conversation is free again.
-    assert run_records.start_run(session_pk, agent_name="x", lease_seconds=LEASE) is not None
+    assert records._start_run(session_pk, "x", LEASE) is not None
 
 
 def test_cancel_ends_a_waiting_run_once(session_id: str) -> None:
     session_pk, run_pk, _ = _interrupted_run(session_id)
     _decide(session_pk, "call-ann", True)
-    ended = approvals.end_waiting(session_pk, reason="cancelled")
+    ended = approvals._end_waiting(session_pk, reason="cancelled")
     assert ended is not None
     assert ended.call_ids == ["call-bob"]
     assert ended.seq == 7
-    assert approvals.end_waiting(session_pk, reason="cancelled") is None
+    assert approvals._end_waiting(session_pk, reason="cancelled") is None
     rows = {r.call_id: (r.decision, r.reason) for r in ToolApproval.objects.filter(run_id=run_pk)}
     assert rows == {"call-ann": ("approved", ""), "call-bob": ("rejected", "cancelled")}
     outputs = [i for i in _stored(session_id) if i.get("type") == "function_call_output"]

@@ -1,4 +1,5 @@
 """Active runs: a ``StreamedRun`` as an asyncio task, published to the session's group.
+(Longer than 300 lines: parking a run that waits for approvals ends its task here.)
 
 No websocket code. A run publishes its wire events to the conversation's channel-layer
 group, so every socket watching the conversation, in any worker process, receives
@@ -11,8 +12,7 @@ them. The run itself listens on a second, "control" group of the conversation fo
   itself if nobody answers (``agent.here``) within ``PRESENCE_TIMEOUT`` seconds.
 
 Group names are derived from the conversation's primary key, never from the id the
-client sent. Every database operation is one ``database_sync_to_async`` hop into
-``run_records``.
+client sent. Every database operation is one hop, through ``records``.
 """
 
 from __future__ import annotations
@@ -23,14 +23,14 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
-from channels.db import database_sync_to_async
-from django.utils.translation import gettext as _
+from agents import Agent
 
-from django_agent_sessions import run_records, signals
+from django_agent_sessions import signals
 from django_agent_sessions.conf import app_settings
 from django_agent_sessions.models import AgentRun
-from django_agent_sessions.streaming import StreamedRun
-from django_agent_sessions.websocket import approvals
+from django_agent_sessions.websocket import approvals, records
+from django_agent_sessions.websocket.events import StreamedRun
+from django_agent_sessions.websocket.outcomes import CANCELLED, FAILED, WAITING, usage_dict
 
 logger = logging.getLogger(__name__)
 
@@ -55,14 +55,17 @@ def local_run(session_pk: int) -> ActiveRun | None:
     return _local_runs.get(session_pk)
 
 
-@dataclass
-class AgentRunContext:
-    """What tools see as ``ctx.context``: who is asking, in which conversation."""
+@dataclass(frozen=True)
+class RunRequest:
+    """What a socket asks for: this agent, answering ``text``, in this conversation."""
 
-    user: Any
-    session_id: str
+    agent: Agent[Any]
+    text: str
     session: Any  # the run's DjangoSession
-    scope: dict[str, Any]
+    context: Any  # what tools receive as ctx.context
+    conversation_pk: int
+    session_id: str  # the stored conversation id, for signal receivers
+    user: Any
 
 
 class ActiveRun:
@@ -71,7 +74,7 @@ class ActiveRun:
     def __init__(
         self,
         streamed: StreamedRun,
-        started: run_records.StartedRun,
+        started: records.StartedRun,
         *,
         session_pk: int,
         channel_layer: Any,
@@ -115,47 +118,42 @@ class ActiveRun:
 
     async def _run(self) -> None:
         terminal: dict[str, Any] | None = None
-        events = self.streamed.events()
+        stream = self.streamed.events()
         try:
-            async for event in events:
+            async for event in stream:
                 if event["type"] in TERMINAL_EVENTS:
                     terminal = event
                 else:
                     await self._publish(event)
         except Exception:
             logger.exception("Publishing run %s failed; the run was stopped.", self.run_id)
-            self.streamed.outcome.status = "failed"
+            self.streamed.outcome.status = FAILED
             self.streamed.outcome.error = "Publishing to the channel layer failed."
         finally:
             # Stops the SDK run if it is still going (this task was cancelled, e.g. at
             # worker shutdown, or publishing failed) and lets its last write settle.
-            await events.aclose()
+            await stream.aclose()
             await self._finish(terminal)
 
     async def _finish(self, terminal: dict[str, Any] | None) -> None:
         for helper in self._helpers:
             helper.cancel()
         outcome = self.streamed.outcome
-        if terminal is None and outcome.status == "waiting":
+        if terminal is None and outcome.status == WAITING:
             if await self._pause():
                 return
-            outcome.status, outcome.error = "failed", "The paused run could not be stored."
+            outcome.status, outcome.error = FAILED, "The paused run could not be stored."
         if terminal is None:
             # Publishing failed (error set above), or this task was cancelled, e.g. when
             # the worker shuts down: the run stopped before its own end.
-            outcome.status = "failed" if outcome.error else "cancelled"
+            outcome.status = FAILED if outcome.error else CANCELLED
             terminal = self.streamed.final_event()
-        usage = run_records.Usage(
-            requests=outcome.usage.requests,
-            input_tokens=outcome.usage.input_tokens,
-            output_tokens=outcome.usage.output_tokens,
-            total_tokens=outcome.usage.total_tokens,
-        )
+        usage = outcome.usage
         record = None
         try:
             # Finished before the terminal event goes out, so a client that starts the
             # next run as soon as it sees it is never told "busy".
-            record = await database_sync_to_async(run_records.finish_run)(
+            record = await records.finish_run(
                 self.started.pk, status=outcome.status, usage=usage, error=outcome.error
             )
         except Exception:
@@ -174,27 +172,21 @@ class ActiveRun:
         except Exception:
             logger.exception("Could not publish the end of run %s.", self.run_id)
         if record is not None:
-            await send_run_finished(record, usage.__dict__, self.user)
+            await send_run_finished(record, usage_dict(usage), self.user)
 
     async def _pause(self) -> bool:
-        """Park the run in the database until its calls are decided; publish the
+        """Park the run in the database until its calls are decided and publish the
         requests. The task then ends: a waiting run holds no task or connection."""
         outcome = self.streamed.outcome
-        usage = {
-            "requests": outcome.usage.requests,
-            "input_tokens": outcome.usage.input_tokens,
-            "output_tokens": outcome.usage.output_tokens,
-            "total_tokens": outcome.usage.total_tokens,
-        }
         # Numbered before they are stored, so the record knows the last seq sent.
         events = self.streamed.approval_events(expires_at="")
         try:
-            expires = await database_sync_to_async(approvals.pause_run)(
+            expires = await approvals.pause_run(
                 self.started.pk,
                 state=outcome.state,
                 seq=self.streamed.seq,
                 calls=outcome.calls,
-                usage=usage,
+                usage=usage_dict(outcome.usage),
             )
         except Exception:
             logger.exception("Could not store run %s while it waits for approval.", self.run_id)
@@ -263,11 +255,10 @@ class ActiveRun:
 
     async def _keep_lease(self) -> None:
         lease = float(app_settings.RUN_LEASE_SECONDS)
-        renew = database_sync_to_async(run_records.renew_lease)
         while True:
             await asyncio.sleep(lease / 3)
             try:
-                still_ours = await renew(self.started.pk, lease_seconds=lease)
+                still_ours = await records.renew_lease(self.started.pk, lease_seconds=lease)
             except Exception:
                 logger.exception("Could not renew the lease of run %s.", self.run_id)
                 continue
@@ -277,135 +268,64 @@ class ActiveRun:
                 return
 
 
-async def launch_run(
-    streamed: StreamedRun,
-    *,
-    session_pk: int,
-    session_id: str,
-    channel_layer: Any,
-    user: Any,
-) -> ActiveRun | None:
-    """Record and start a run; None if the conversation already has one running."""
-    started = await database_sync_to_async(run_records.start_run)(
-        session_pk,
-        agent_name=streamed.agent.name,
+async def launch_run(request: RunRequest, *, channel_layer: Any) -> ActiveRun | None:
+    """Record and start a run; None if the conversation already has one running.
+
+    The record comes first: its id is the run's id on the wire from the first event on.
+    """
+    agent_name = request.agent.name
+    started = await records.start_run(
+        request.conversation_pk,
+        agent_name=agent_name,
         lease_seconds=float(app_settings.RUN_LEASE_SECONDS),
     )
     if started is None:
         return None
-    streamed.run_id = started.run_id
-    active = ActiveRun(
-        streamed, started, session_pk=session_pk, channel_layer=channel_layer, user=user
+    streamed = StreamedRun(
+        request.agent,
+        request.text,
+        run_id=started.run_id,
+        session=request.session,
+        context=request.context,
+        flush_seconds=app_settings.DELTA_FLUSH_SECONDS,
+        flush_bytes=app_settings.DELTA_FLUSH_BYTES,
+        max_bytes=app_settings.MAX_RUN_BYTES,
     )
-    await _send_robust(
+    active = ActiveRun(
+        streamed,
+        started,
+        session_pk=request.conversation_pk,
+        channel_layer=channel_layer,
+        user=request.user,
+    )
+    await send_robust(
         signals.run_started,
         run_id=started.run_id,
-        session_id=session_id,
-        agent_name=streamed.agent.name,
-        user=user,
+        session_id=request.session_id,
+        agent_name=agent_name,
+        user=request.user,
         resumed=False,
     )
     await active.start()
     return active
 
 
-async def resume_run(
-    streamed: StreamedRun,
-    resume: approvals.Resume,
-    *,
-    session_pk: int,
-    session_id: str,
-    channel_layer: Any,
-    user: Any,
-) -> ActiveRun:
-    """Start a run that ``approvals.decide`` claimed (already ``running`` again)."""
-    streamed.run_id = resume.run_id
-    started = run_records.StartedRun(
-        pk=resume.run_pk, run_id=resume.run_id, history_item_id=resume.history_item_id
-    )
-    active = ActiveRun(
-        streamed, started, session_pk=session_pk, channel_layer=channel_layer, user=user
-    )
-    await _send_robust(
-        signals.run_started,
-        run_id=resume.run_id,
-        session_id=session_id,
-        agent_name=streamed.agent.name,
-        user=user,
-        resumed=True,
-    )
-    await active.start()
-    return active
-
-
-async def fail_claimed_run(
-    resume: approvals.Resume, *, session_pk: int, channel_layer: Any, user: Any
-) -> None:
-    """A claimed run that could not be resumed (no agent, a state the SDK refuses)."""
-    usage = run_records.Usage()
-    error = "The paused run could not be resumed."
-    record = await database_sync_to_async(run_records.finish_run)(
-        resume.run_pk, status="failed", usage=usage, error=error
-    )
-    event = {
-        "type": "run.failed",
-        "run_id": resume.run_id,
-        "seq": resume.seq + 1,
-        "error": {"code": "agent_error", "message": _("The assistant is not available.")},
-    }
-    for _copy in range(2):
-        await channel_layer.group_send(
-            group_name(session_pk), {"type": "agent.event", "event": event}
-        )
-    if record is not None:
-        await send_run_finished(record, usage.__dict__, user)
-
-
-async def end_waiting_run(
-    session_pk: int, *, reason: str, channel_layer: Any, user: Any, only_overdue: bool = False
-) -> bool:
-    """End the conversation's waiting run as cancelled (``reason``: "cancelled" or
-    "expired"), rejecting its pending calls. False if there was none to end."""
-    ended = await database_sync_to_async(approvals.end_waiting)(
-        session_pk, reason=reason, only_overdue=only_overdue
-    )
-    if ended is None:
-        return False
-    group = group_name(session_pk)
-    for call_id in ended.call_ids:
-        resolved = {
-            "type": "approval.resolved",
-            "run_id": ended.run_id,
-            "call_id": call_id,
-            "approve": False,
-            "reason": reason,
-        }
-        await channel_layer.group_send(group, {"type": "agent.event", "event": resolved})
-    cancelled = {"type": "run.cancelled", "run_id": ended.run_id, "seq": ended.seq + 1}
-    for _copy in range(2):
-        await channel_layer.group_send(group, {"type": "agent.event", "event": cancelled})
-    record = await database_sync_to_async(AgentRun.objects.select_related("session").get)(
-        pk=ended.run_pk
-    )
-    await send_run_finished(record, run_records.Usage().__dict__, user)
-    return True
-
-
 async def send_run_finished(record: AgentRun, usage: dict[str, int], user: Any) -> None:
-    decided = []
+    """``run_finished``; for a run that waited, with how each call was decided."""
+    decided: list[dict[str, Any]] = []
     if record.waited_at is not None:
-        decided = await database_sync_to_async(approvals.summary)(record.pk)
-    if record.waited_at is not None and not any(usage.values()):
-        usage = {
-            "requests": record.requests,
-            "input_tokens": record.input_tokens,
-            "output_tokens": record.output_tokens,
-            "total_tokens": record.total_tokens,
-        }
-    await _send_robust(signals.run_finished, run=record, usage=usage, user=user, approvals=decided)
+        decided = await approvals.summary(record.pk)
+        if not any(usage.values()):  # ended while waiting: the usage stored at the pause
+            usage = {
+                "requests": record.requests,
+                "input_tokens": record.input_tokens,
+                "output_tokens": record.output_tokens,
+                "total_tokens": record.total_tokens,
+            }
+    await send_robust(signals.run_finished, run=record, usage=usage, user=user, approvals=decided)
 
 
-async def _send_robust(signal: Any, **kwargs: Any) -> None:
+async def send_robust(signal: Any, **kwargs: Any) -> None:
     responses = await signal.asend_robust(sender=AgentRun, **kwargs)
     for receiver, response in responses:
         if isinstance(response, Exception):

@@ -14,10 +14,10 @@ from typing import Any
 
 import pytest
 
+from example_project.tests.conftest import log_in, wait_connected
+from example_project.tests.servers import REPO_ROOT
+from example_project.tests.test_e2e_browser import ASSISTANT, send, wait_idle
 from tests.browser import save_screenshot
-from tests.example.conftest import log_in, wait_connected
-from tests.example.servers import REPO_ROOT
-from tests.example.test_e2e_browser import ASSISTANT, send, wait_idle
 
 pytestmark = pytest.mark.browser
 
