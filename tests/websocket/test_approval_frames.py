@@ -198,3 +198,44 @@ async def test_a_waiting_run_expires(alice_cookie, session_id, settings):
     await socket.send({"type": "approval", "call_id": "call-ann", "approve": True})
     assert (await socket.receive())["code"] == "unknown_approval"
     await asyncio.sleep(0)
+
+
+async def test_signals_say_the_run_waited_and_how_it_was_decided(alice_cookie, session_id):
+    from django_agent_sessions.signals import run_finished, run_started
+
+    started: list[dict[str, Any]] = []
+    finished: list[dict[str, Any]] = []
+
+    def on_started(sender, **kwargs):
+        started.append(kwargs)
+
+    def on_finished(sender, **kwargs):
+        finished.append(kwargs)
+
+    run_started.connect(on_started)
+    run_finished.connect(on_finished)
+    try:
+        chat_agent.script(two_payments_turn(), streamed_reply(REPLY))
+        socket = Socket(session_id, alice_cookie)
+        await socket.open()
+        await socket.say("Pay Ann and Bob")
+        await _until_waiting(socket)
+        assert [s["resumed"] for s in started] == [False]
+        assert finished == []  # waiting is not the end
+        await socket.send({"type": "approval", "call_id": "call-ann", "approve": True})
+        await socket.send({"type": "approval", "call_id": "call-bob", "approve": False})
+        await socket.until("run.completed")
+        for _ in range(250):  # run_finished follows the end of the run
+            if finished:
+                break
+            await asyncio.sleep(0.02)
+    finally:
+        run_started.disconnect(on_started)
+        run_finished.disconnect(on_finished)
+    assert [s["resumed"] for s in started] == [False, True]
+    [end] = finished
+    assert end["run"].status == "completed"
+    assert end["run"].waited_at is not None
+    decided = {(a["call_id"], a["decision"], a["decided_by"].username) for a in end["approvals"]}
+    assert decided == {("call-ann", "approved", "alice"), ("call-bob", "rejected", "alice")}
+    assert all(a["decided_at"] is not None for a in end["approvals"])
