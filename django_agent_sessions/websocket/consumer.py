@@ -216,6 +216,8 @@ class AgentSessionConsumer(RelayMixin, AsyncJsonWebsocketConsumer):  # type: ign
                 _("An approval needs a call_id, approve (true or false) and an optional message."),
             )
         try:
+            # A run past its expiry is ended (and every tab told) before anything counts.
+            await self.expire_overdue()
             decided = await approvals.decide(
                 self.conversation_pk,
                 call_id,
