@@ -114,6 +114,9 @@ class AgentRun(models.Model):
 
     class Status(models.TextChoices):
         RUNNING = "running", _("running")
+        # Paused on tool calls that need a person's decision (see ``ToolApproval``). It
+        # holds the conversation like a running run, but no worker, task or connection.
+        WAITING = "waiting", _("waiting for approval")
         COMPLETED = "completed", _("completed")
         CANCELLED = "cancelled", _("cancelled")
         FAILED = "failed", _("failed")
@@ -143,6 +146,15 @@ class AgentRun(models.Model):
     output_tokens = models.PositiveBigIntegerField(_("output tokens"), default=0)
     total_tokens = models.PositiveBigIntegerField(_("total tokens"), default=0)
     error = models.TextField(_("error"), blank=True)
+    # While waiting for approvals: the SDK's own serialisation of the paused run
+    # (``RunState.to_string()``), emptied when the run resumes or ends.
+    state = models.TextField(_("paused state"), blank=True, editable=False)
+    # The ``seq`` of the last wire event sent, so a resumed run continues the numbering.
+    event_seq = models.PositiveIntegerField(_("last event seq"), default=0, editable=False)
+    # When the run first paused for an approval (kept once it resumes), and when the
+    # current wait ends: past it, the run is cancelled and its pending calls rejected.
+    waited_at = models.DateTimeField(_("waited for approval"), null=True, blank=True)
+    approval_expires_at = models.DateTimeField(_("approval expires"), null=True, blank=True)
 
     objects = AgentRunQuerySet.as_manager()
 
@@ -153,7 +165,7 @@ class AgentRun(models.Model):
         constraints = [
             models.UniqueConstraint(
                 fields=["session"],
-                condition=models.Q(status="running"),
+                condition=models.Q(status__in=["running", "waiting"]),
                 name="agent_run_one_running_per_session",
             )
         ]
@@ -161,3 +173,65 @@ class AgentRun(models.Model):
 
     def __str__(self) -> str:
         return f"{self.agent_name or 'run'} {self.run_id} ({self.status})"
+
+
+class ToolApproval(models.Model):
+    """One tool call of a run that waits for a person's decision, and that decision.
+
+    ``decision`` is set once, by a conditional ``UPDATE ... WHERE decision IS NULL``: when
+    two tabs decide the same call at once, the database lets exactly one of them count.
+    A call rejected because its run expired or was cancelled has no ``decided_by`` and a
+    ``reason``.
+    """
+
+    class Decision(models.TextChoices):
+        APPROVED = "approved", _("approved")
+        REJECTED = "rejected", _("rejected")
+
+    class Reason(models.TextChoices):
+        PERSON = "", _("decided by a person")
+        EXPIRED = "expired", _("expired")
+        CANCELLED = "cancelled", _("run cancelled")
+
+    id = models.BigAutoField(primary_key=True)
+    run = models.ForeignKey(
+        AgentRun,
+        verbose_name=_("run"),
+        on_delete=models.CASCADE,
+        related_name="approvals",
+        # The unique (run, call_id) constraint's index serves every lookup by run.
+        db_index=False,
+    )
+    call_id = models.CharField(_("call id"), max_length=255)
+    name = models.CharField(_("tool"), max_length=255)
+    arguments = models.TextField(_("arguments"), blank=True)
+    requested_at = models.DateTimeField(_("requested"), default=timezone.now)
+    # NULL while pending: "decided" is "decision IS NOT NULL", which the race relies on.
+    decision = models.CharField(  # noqa: DJ001
+        _("decision"), max_length=16, choices=Decision.choices, null=True, blank=True
+    )
+    reason = models.CharField(
+        _("reason"), max_length=16, choices=Reason.choices, default="", blank=True
+    )
+    # Sent to the model as the tool's output when the call is rejected.
+    message = models.TextField(_("message"), blank=True)
+    decided_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        verbose_name=_("decided by"),
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+    )
+    decided_at = models.DateTimeField(_("decided"), null=True, blank=True)
+
+    class Meta:
+        verbose_name = _("tool approval")
+        verbose_name_plural = _("tool approvals")
+        ordering = ["run", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["run", "call_id"], name="agent_approval_one_per_call")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.name} {self.call_id} ({self.decision or 'pending'})"

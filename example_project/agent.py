@@ -22,7 +22,7 @@ DEFAULT_OPENAI_MODEL = "gpt-4o-mini"
 INSTRUCTIONS = (
     "You are the assistant of the django-agent-sessions example project. Answer briefly and "
     "in plain text. Use the current_time tool for questions about the date or time, and the "
-    "calculate tool for arithmetic."
+    "calculate tool for arithmetic, and send_company_email only when asked to email everyone."
 )
 
 

@@ -15,11 +15,16 @@ from typing import Any
 
 CLOCK_TOOL = "current_time"
 CALCULATOR_TOOL = "calculate"
+EMAIL_TOOL = "send_company_email"
+# The SDK's output for a tool call the user rejected.
+REJECTED = "Tool execution was not approved."
 
 _ASKS_FOR_TIME = re.compile(r"\b(time|clock|date|today)\b", re.IGNORECASE)
 # A run of digits, operators and parentheses holding at least one binary operator.
 _ARITHMETIC = re.compile(r"[-+(]*\d[\d.\s]*(?:[-+*/%^\u00d7\u00f7]+\s*[-+(]*\s*\d[\d.\s)]*)+")
 _ASKS_FOR_STORY = re.compile(r"\b(long|story)\b", re.IGNORECASE)
+_ASKS_FOR_EMAIL = re.compile(r"\b(e-?mail|announce)\b", re.IGNORECASE)
+_ABOUT = re.compile(r"\babout\s+(.+)$", re.IGNORECASE)
 _ASKS_FOR_ERROR = re.compile(r"\bsimulate an error\b", re.IGNORECASE)
 
 STORY_SENTENCES = 40
@@ -73,6 +78,14 @@ def long_story() -> str:
 
 
 def _tool_for(text: str, tool_names: set[str]) -> ToolRequest | None:
+    if _ASKS_FOR_EMAIL.search(text) and EMAIL_TOOL in tool_names:
+        about = _ABOUT.search(" ".join(text.split()))
+        subject = (about.group(1) if about else text).strip(" .!?")[:80] or "News"
+        return ToolRequest(
+            EMAIL_TOOL,
+            {"subject": subject[:1].upper() + subject[1:]},
+            "The user wants an email to everyone; that tool needs their approval first.",
+        )
     match = _ARITHMETIC.search(text)
     if match and CALCULATOR_TOOL in tool_names:
         expression = " ".join(match.group(0).split())
@@ -111,6 +124,10 @@ def _tool_summary(outputs: list[tuple[str, dict[str, Any], str]]) -> str:
                 sentences.append(f"I could not calculate {expression}: {output[6:].strip()}.")
             else:
                 sentences.append(f"The calculator says {expression} = {output}.")
+        elif name == EMAIL_TOOL and output == REJECTED:
+            sentences.append("You rejected the email, so nothing was sent.")
+        elif name == EMAIL_TOOL:
+            sentences.append(f"Done: {output}.")
         elif name == CLOCK_TOOL:
             sentences.append(f"The clock tool says it is {output} right now.")
         else:

@@ -1,7 +1,9 @@
-"""The demo agent's tools: a clock and a calculator.
+"""The demo agent's tools: a clock, a calculator and a company-wide email.
 
-Both are ordinary SDK function tools, so the example shows real tool calls and outputs
-whichever model drives the agent (the offline demo model or a real one).
+All are ordinary SDK function tools, so the example shows real tool calls and outputs
+whichever model drives the agent (the offline demo model or a real one). The email tool
+needs approval (``needs_approval=True``): the run pauses until the user approves or
+rejects it in the chat. It only pretends: nothing is ever sent.
 """
 
 from __future__ import annotations
@@ -101,4 +103,21 @@ def calculate(expression: str) -> str:
         return f"error: {error}"
 
 
-DEMO_TOOLS: list[FunctionTool] = [current_time, calculate]
+EMPLOYEES = 1204
+
+
+@function_tool(needs_approval=True)
+def send_company_email(subject: str) -> str:
+    """Email every employee of the company. Needs the user's approval.
+
+    Args:
+        subject: The subject line of the email.
+    """
+    # A demo: it reads as consequential, and does nothing at all.
+    return (
+        f"the email \u201c{subject}\u201d went out to all {EMPLOYEES:,} employees "
+        "(not really: this is a demo)"
+    )
+
+
+DEMO_TOOLS: list[FunctionTool] = [current_time, calculate, send_company_email]

@@ -61,3 +61,33 @@ def make_demo_agent() -> Agent[Any]:
 
 def broken(scope: dict[str, Any]) -> Agent[Any]:
     raise RuntimeError("secret configuration detail")
+
+
+def make_payment_agent(scope: dict[str, Any]) -> Agent[Any]:
+    """The scripted model with a tool that needs approval (``send_payment``)."""
+    from tests.approval_agent import send_payment
+
+    return Agent(name="Payments", model=model, tools=[get_weather, send_payment])
+
+
+def _payment_step(call: ModelCall) -> ModelStep:
+    from tests.approval_agent import two_payments
+
+    items = call.input if isinstance(call.input, list) else [{"content": call.input}]
+    outputs = [i for i in items if i.get("type") == "function_call_output"]
+    last = items[-1]
+    if last.get("type") == "function_call_output":
+        said = "; ".join(f"{o['call_id']}: {o['output']}" for o in outputs[-2:])
+        return streamed_reply(f"Done. {said}", delay=0.01)
+    if "pay" in str(last.get("content", "")):
+        return streamed_reply("", tool_calls=two_payments())
+    return streamed_reply("Nothing to pay.", delay=0.01)
+
+
+def make_payment_demo_agent() -> Agent[Any]:
+    """For servers started by the tests: "pay" asks to send two payments (each needs
+    approval); once they are decided it reports the tool outputs."""
+    from tests.approval_agent import send_payment
+
+    model = ScriptedModel([ModelStep.respond(_payment_step) for _ in range(4)])
+    return Agent(name="Payments", model=model, tools=[send_payment])

@@ -4,12 +4,14 @@ Nobody adds or edits conversations or items here: history is what the agent saw,
 admin only reads it, exports it, clears it or deletes it. None of those loads more than
 one page of items: lists use the denormalised ``item_count``; the transcript fetches one
 page of payloads; clearing and deleting run one ``DELETE`` for the items instead of
-Django's deletion collector, which would load every item first.
+Django's deletion collector, which would load every item first. Tool approvals are listed
+read-only: pending ones, and who decided the others and when.
 """
 
 from __future__ import annotations
 
+from django_agent_sessions.admin.approvals import ToolApprovalAdmin
 from django_agent_sessions.admin.conversations import AgentSessionAdmin
 from django_agent_sessions.admin.listing import EstimatedCountPaginator, OwnerFilter
 
-__all__ = ["AgentSessionAdmin", "EstimatedCountPaginator", "OwnerFilter"]
+__all__ = ["AgentSessionAdmin", "EstimatedCountPaginator", "OwnerFilter", "ToolApprovalAdmin"]

@@ -5,6 +5,8 @@
 - ``runs``: a run as an asyncio task publishing to the conversation's group
 - ``events``: the SDK's stream turned into wire events (no websocket code)
 - ``records``: run records and conversations, one database hop each
+- ``approvals``, ``paused``, ``waiting``: tool calls that wait for a person's decision
+  (database side, SDK side, and the runs that wait)
 - ``wire``: frame encoding and display-ready items
 - ``ordering``: putting a run's events back in order per socket
 - ``ratelimit``, ``agent_loading``: starting runs

@@ -12,6 +12,7 @@ from django.core.exceptions import ImproperlyConfigured
 
 from django_agent_sessions.checks import check_positive
 from django_agent_sessions.conf import DEFAULTS, app_settings
+from django_agent_sessions.retention import parse_duration
 from django_agent_sessions.websocket.agent_loading import configured_target
 from django_agent_sessions.websocket.ratelimit import parse_rate
 
@@ -27,6 +28,7 @@ def check_streaming_settings(**kwargs: Any) -> list[CheckMessage]:
     messages.extend(check_positive("HISTORY_LIMIT", optional=True))
     messages.extend(_check_agent())
     messages.extend(_check_rate_limit())
+    messages.extend(_check_approval_timeout())
     for key in ("DELTA_FLUSH_SECONDS", "RUN_LEASE_SECONDS"):
         setting = getattr(app_settings, key)
         if isinstance(setting, bool) or not isinstance(setting, int | float) or setting <= 0:
@@ -69,6 +71,20 @@ def _check_agent() -> list[CheckMessage]:
             id=f"{_ID}.E010",
         )
     ]
+
+
+def _check_approval_timeout() -> list[CheckMessage]:
+    try:
+        parse_duration(app_settings.APPROVAL_TIMEOUT)
+    except ValueError as error:
+        return [
+            Error(
+                f"AGENT_SESSIONS['APPROVAL_TIMEOUT']: {error}",
+                hint="Use how long a run may wait for a decision, such as '1h' or '15m'.",
+                id=f"{_ID}.E040",
+            )
+        ]
+    return []
 
 
 def _check_rate_limit() -> list[CheckMessage]:

@@ -1,4 +1,5 @@
 """The websocket consumer: authenticate, authorise, validate frames, relay. Nothing more.
+(Slightly longer than 300 lines: the approval frame's validation lives here too.)
 
 Running the agent lives in ``runs``/``events``, database work in ``records`` (one hop
 per operation). The wire protocol is documented in ``docs/wire-protocol.md``.
@@ -23,7 +24,15 @@ from django.utils.translation import gettext as _
 from django_agent_sessions import DjangoSession
 from django_agent_sessions.conf import app_settings
 from django_agent_sessions.exceptions import SessionOwnershipError
-from django_agent_sessions.websocket import ratelimit, records, runs, wire
+from django_agent_sessions.websocket import (
+    approvals,
+    paused,
+    ratelimit,
+    records,
+    runs,
+    waiting,
+    wire,
+)
 from django_agent_sessions.websocket.agent_loading import load_agent
 from django_agent_sessions.websocket.context import AgentRunContext
 from django_agent_sessions.websocket.relay import RelayMixin
@@ -147,6 +156,8 @@ class AgentSessionConsumer(RelayMixin, AsyncJsonWebsocketConsumer):  # type: ign
             return await self._user_message(content)
         if content["type"] == "cancel":
             return await self._cancel(content)
+        if content["type"] == "approval":
+            return await self._approval(content)
         return await self._error("unknown_type", _("Unknown frame type."))
 
     async def _user_message(self, content: dict[str, Any]) -> None:
@@ -156,6 +167,7 @@ class AgentSessionConsumer(RelayMixin, AsyncJsonWebsocketConsumer):  # type: ign
         assert self.conversation_pk is not None
         if runs.local_run(self.conversation_pk) is not None:
             return await self._busy()
+        await self.expire_overdue()
         if not await ratelimit.allow_run(self.rate_limit_key()):
             return await self._error("rate_limited", _("Too many messages; wait a moment."))
         try:
@@ -169,10 +181,15 @@ class AgentSessionConsumer(RelayMixin, AsyncJsonWebsocketConsumer):  # type: ign
             await self._busy()
 
     async def _launch(self, text: str) -> runs.ActiveRun | None:
+        return await runs.launch_run(
+            await self._run_request(text), channel_layer=self.channel_layer
+        )
+
+    async def _run_request(self, text: str) -> runs.RunRequest:
         assert self.conversation_pk is not None
         agent = await self.get_agent()
         session = DjangoSession(self.session_id, owner=None if self.anonymous else self.user)
-        request = runs.RunRequest(
+        return runs.RunRequest(
             agent=agent,
             text=text,
             session=session,
@@ -181,10 +198,81 @@ class AgentSessionConsumer(RelayMixin, AsyncJsonWebsocketConsumer):  # type: ign
             session_id=self.session_id,
             user=self.user,
         )
-        return await runs.launch_run(request, channel_layer=self.channel_layer)
+
+    async def _approval(self, content: dict[str, Any]) -> None:
+        """A decision on a tool call the conversation's waiting run asks about."""
+        assert self.conversation_pk is not None
+        call_id, approve = content.get("call_id"), content.get("approve")
+        message = content.get("message", "")
+        if (
+            not isinstance(call_id, str)
+            or not 0 < len(call_id) <= 255
+            or not isinstance(approve, bool)
+            or not isinstance(message, str)
+            or len(message) > approvals.MAX_MESSAGE_CHARS
+        ):
+            return await self._error(
+                "invalid_approval",
+                _("An approval needs a call_id, approve (true or false) and an optional message."),
+            )
+        try:
+            # A run past its expiry is ended (and every tab told) before anything counts.
+            await self.expire_overdue()
+            decided = await approvals.decide(
+                self.conversation_pk,
+                call_id,
+                approve=approve,
+                message=message,
+                user_id=None if self.anonymous else self.user.pk,
+                lease_seconds=float(app_settings.RUN_LEASE_SECONDS),
+            )
+        except Exception:
+            logger.exception("Could not record an approval decision.")
+            return await self._error("unavailable", _("The assistant is not available."))
+        if decided is None:
+            return await self._error(
+                "unknown_approval", _("There is no pending approval with this call id.")
+            )
+        resolved = {
+            "type": "approval.resolved",
+            "run_id": decided.run_id,
+            "call_id": decided.call_id,
+            "approve": decided.approve,
+        }
+        await self.channel_layer.group_send(
+            runs.group_name(self.conversation_pk), {"type": "agent.event", "event": resolved}
+        )
+        if decided.resume is not None:
+            await self._resume(decided.resume)
+
+    async def _resume(self, resume: approvals.Resume) -> None:
+        """Resume a run whose calls are all decided, here: this worker claimed it."""
+        assert self.conversation_pk is not None
+        try:
+            request = await self._run_request("")
+            state = await paused.restore(
+                request.agent, resume.state, resume.decisions, context=request.context
+            )
+            await waiting.resume_run(request, resume, state, channel_layer=self.channel_layer)
+        except Exception:
+            logger.exception("Could not resume run %s.", resume.run_id)
+            await waiting.fail_claimed_run(
+                resume,
+                conversation_pk=self.conversation_pk,
+                channel_layer=self.channel_layer,
+                user=self.user,
+            )
 
     async def _cancel(self, content: dict[str, Any]) -> None:
         assert self.conversation_pk is not None
+        # A run waiting for approvals has no task to cancel: it is ended in the database.
+        if await waiting.end_waiting_run(
+            self.conversation_pk,
+            reason=approvals.CANCELLED,
+            channel_layer=self.channel_layer,
+            user=self.user,
+        ):
+            return
         message: dict[str, Any] = {"type": "agent.cancel"}
         if isinstance(content.get("run_id"), str):
             message["run_id"] = content["run_id"]

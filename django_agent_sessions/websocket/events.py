@@ -1,4 +1,5 @@
 """Running an agent and turning the SDK's stream into wire events. No websocket code.
+(Slightly longer than 300 lines: resuming a paused run and pausing one are here too.)
 
 ``StreamedRun`` drives ``Runner.run_streamed(...).stream_events()`` and yields the wire
 events of ``docs/wire-protocol.md``: ``run.started``, ``item.completed``, ``text.delta``
@@ -23,10 +24,12 @@ from agents.memory import Session
 from agents.stream_events import RawResponsesStreamEvent, RunItemStreamEvent, StreamEvent
 from django.utils.translation import gettext as _
 
+from django_agent_sessions.websocket import paused
 from django_agent_sessions.websocket.outcomes import (
     CANCELLED,
     COMPLETED,
     FAILED,
+    WAITING,
     Outcome,
     describe_error,
     jsonable,
@@ -47,7 +50,14 @@ class _End:
 
 
 class StreamedRun:
-    """One agent run with ``text`` as input, as a sequence of wire events."""
+    """One agent run with ``text`` as input, as a sequence of wire events.
+
+    With ``state`` (a paused run restored with its decisions, see ``paused.restore``)
+    it resumes that run instead: ``run.started`` carries ``resumed: true``, no user
+    message is added, and ``seq`` continues after ``first_seq``. A run that stops on tool
+    calls needing approval ends with ``outcome.status == WAITING`` and no terminal
+    event; ``approval_events()`` then numbers its ``approval.requested`` events.
+    """
 
     def __init__(
         self,
@@ -61,8 +71,11 @@ class StreamedRun:
         flush_seconds: float = 0.04,
         flush_bytes: int = 1024,
         max_bytes: int | None = None,
+        state: Any = None,
+        first_seq: int = 0,
     ) -> None:
         self.agent = agent
+        self.state = state
         self.text = text
         self.run_id = run_id
         self.session = session
@@ -72,7 +85,7 @@ class StreamedRun:
         self.flush_bytes = flush_bytes
         self.max_bytes = max_bytes
         self.outcome = Outcome()
-        self._seq = 0
+        self._seq = first_seq
         self._sent_bytes = 0  # of every frame so far, as the socket gets them
         self._over_budget = False
         # The most a text.delta frame adds around its text (seq counted at ten digits).
@@ -100,18 +113,30 @@ class StreamedRun:
             "text": self._streamed_text,
         }
 
+    @property
+    def seq(self) -> int:
+        """The ``seq`` of the last event."""
+        return self._seq
+
     async def events(self) -> AsyncGenerator[dict[str, Any], None]:
-        yield self._event("run.started", agent=self.agent.name)
-        user_item = {"kind": "message", "role": "user", "text": self.text}
-        self._items.append(user_item)
-        yield self._event("item.completed", item=user_item)
-        self._result = Runner.run_streamed(
-            self.agent,
-            self.text,
-            session=self.session,
-            context=self.context,
-            run_config=self.run_config,
-        )
+        if self.state is not None:
+            yield self._event("run.started", agent=self.agent.name, resumed=True)
+            # The context travels inside the restored state.
+            self._result = Runner.run_streamed(
+                self.agent, self.state, session=self.session, run_config=self.run_config
+            )
+        else:
+            yield self._event("run.started", agent=self.agent.name)
+            user_item = {"kind": "message", "role": "user", "text": self.text}
+            self._items.append(user_item)
+            yield self._event("item.completed", item=user_item)
+            self._result = Runner.run_streamed(
+                self.agent,
+                self.text,
+                session=self.session,
+                context=self.context,
+                run_config=self.run_config,
+            )
         if self._cancel_requested:
             self._result.cancel(mode="immediate")
         queue: asyncio.Queue[StreamEvent | _End] = asyncio.Queue()
@@ -121,7 +146,9 @@ class StreamedRun:
                 yield event
         finally:
             await self._stop_pump(pump)
-        yield self._finish(pump.result() if not pump.cancelled() else _End())
+        final = self._finish(pump.result() if not pump.cancelled() else _End())
+        if final is not None:
+            yield final
 
     async def _stop_pump(self, pump: asyncio.Task[_End]) -> None:
         """Cancel the SDK run if it is still going, and let it settle its saves."""
@@ -209,7 +236,7 @@ class StreamedRun:
         pending = self._delta_envelope + frame_size(self._pending) - 2 if self._pending else 0
         return self._sent_bytes + pending + next_frame_bytes <= self.max_bytes
 
-    def _finish(self, end: _End) -> dict[str, Any]:
+    def _finish(self, end: _End) -> dict[str, Any] | None:
         outcome = self.outcome
         if self._result is not None:
             outcome.usage = self._result.context_wrapper.usage
@@ -224,10 +251,34 @@ class StreamedRun:
             logger.error("Agent run %s failed.", self.run_id, exc_info=end.error)
         elif self._cancel_requested:
             outcome.status = CANCELLED
+        elif self._result.interruptions:
+            try:
+                outcome.state, outcome.calls = paused.pause(self._result)
+            except Exception as error:
+                outcome.status = FAILED
+                outcome.error_code, outcome.message = describe_error(error)
+                outcome.error = f"Could not store the paused run: {type(error).__name__}: {error}"
+                logger.exception("Run %s could not be paused for approvals.", self.run_id)
+            else:
+                outcome.status = WAITING
+                return None  # the run is not over: see approval_events()
         else:
             outcome.status = COMPLETED
             outcome.final_output = jsonable(self._result.final_output)
         return self.final_event()
+
+    def approval_events(self, expires_at: str) -> list[dict[str, Any]]:
+        """One ``approval.requested`` per call the paused run waits for."""
+        return [
+            self._event(
+                "approval.requested",
+                call_id=call.call_id,
+                name=call.name,
+                arguments=call.arguments,
+                expires_at=expires_at,
+            )
+            for call in self.outcome.calls
+        ]
 
     def final_event(self) -> dict[str, Any]:
         """The terminal event for ``outcome``: completed, cancelled or failed."""

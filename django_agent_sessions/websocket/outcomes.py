@@ -17,11 +17,14 @@ from agents.usage import Usage
 from django.utils.translation import gettext as _
 
 from django_agent_sessions.models import AgentRun
+from django_agent_sessions.websocket.paused import RequestedCall
 
 # One vocabulary for how a run ended: the run record's.
 COMPLETED = str(AgentRun.Status.COMPLETED)
 CANCELLED = str(AgentRun.Status.CANCELLED)
 FAILED = str(AgentRun.Status.FAILED)
+# Not an end: the run waits for decisions on tool calls that need approval.
+WAITING = str(AgentRun.Status.WAITING)
 
 
 @dataclass
@@ -34,6 +37,9 @@ class Outcome:
     error_code: str = ""
     error: str = ""  # for logs and the run record, never sent to the browser
     message: str = ""  # safe to show
+    # WAITING: the SDK's serialisation of the paused run, and the calls to decide.
+    state: str = ""
+    calls: list[RequestedCall] = field(default_factory=list)
 
 
 def usage_dict(usage: Usage) -> dict[str, int]:

@@ -1,6 +1,11 @@
 """Relaying a conversation to one socket: the history frame on connect, a running run's
 catch-up, and the run's events, in order. A mixin of ``AgentSessionConsumer``.
 
+A run waiting for approvals is listed in the history frame (``pending_approvals``). While
+a socket shows one, it ends the run when it expires (every socket of the conversation
+does; the database lets one of them do it), so an open page sees the expiry without
+anybody acting; a page opened later ends it on connect.
+
 A socket that connects while a run is in flight (here or in another worker) asks the run
 where it is (``agent.catchup``) and holds the run's events until the answer
 (``agent.snapshot``) or a timeout, so nothing is shown twice and nothing is missed.
@@ -11,15 +16,20 @@ within ``GAP_TIMEOUT`` is skipped (the completed item repairs lost text).
 from __future__ import annotations
 
 import asyncio
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from django.utils import timezone
+
 from django_agent_sessions.conf import app_settings
-from django_agent_sessions.websocket import records, runs, wire
+from django_agent_sessions.websocket import approvals, records, runs, waiting, wire
 from django_agent_sessions.websocket.ordering import Sequencer
 
 CATCHUP_TIMEOUT = 1.0
 GAP_TIMEOUT = 0.5
 _MAX_BUFFERED = 1000
+# A socket ends an expired waiting run this long after its expiry.
+EXPIRY_MARGIN = 0.5
 
 
 class RelayMixin:
@@ -29,8 +39,10 @@ class RelayMixin:
     channel_layer: Any
     channel_name: str
     _catchup_timer: asyncio.Task[None] | None = None
+    _expiry_timer: asyncio.Task[None] | None = None
 
     if TYPE_CHECKING:  # provided by the consumer
+        user: Any
 
         async def send_json(self, content: Any, close: bool = False) -> None: ...
 
@@ -40,13 +52,18 @@ class RelayMixin:
         self._buffer: list[dict[str, Any]] | None = None  # while waiting for a snapshot
 
     def stop_relay(self) -> None:
-        timers = [self._catchup_timer, *getattr(self, "_gap_timers", {}).values()]
+        timers = [
+            self._catchup_timer,
+            self._expiry_timer,
+            *getattr(self, "_gap_timers", {}).values(),
+        ]
         for timer in timers:
             if timer is not None:
                 timer.cancel()
 
     async def send_history(self) -> None:
         assert self.conversation_pk is not None
+        await self.expire_overdue()
         history = await self._load_history(up_to_item_id=None)
         if history.active_run_id is None:
             return await self._send_history_frame(history.items, None)
@@ -66,8 +83,19 @@ class RelayMixin:
         )
 
     async def _send_history_frame(self, items: list[Any], active_run: Any) -> None:
+        assert self.conversation_pk is not None
+        pending = await approvals.pending_approvals(self.conversation_pk)
+        for call in pending:
+            # The waiting run's next events continue its numbering.
+            self._sequencer.expect(call.run_id, call.seq + 1)
+            self._watch_expiry(call.expires_at)
         await self.send_json(
-            {"type": "history", "items": wire.display_items(items), "active_run": active_run}
+            {
+                "type": "history",
+                "items": wire.display_items(items),
+                "active_run": active_run,
+                "pending_approvals": [call.wire() for call in pending],
+            }
         )
 
     async def agent_snapshot(self, message: dict[str, Any]) -> None:
@@ -103,6 +131,11 @@ class RelayMixin:
 
     async def agent_event(self, message: dict[str, Any]) -> None:
         event = message["event"]
+        if event.get("type") == "approval.requested":
+            self._watch_expiry(event.get("expires_at"))
+        elif event.get("type") in runs.TERMINAL_EVENTS and self._expiry_timer is not None:
+            self._expiry_timer.cancel()
+            self._expiry_timer = None
         if self._buffer is not None:
             if len(self._buffer) < _MAX_BUFFERED:
                 self._buffer.append(event)
@@ -122,6 +155,38 @@ class RelayMixin:
         del self._gap_timers[run_id]
         for ready in self._sequencer.give_up_gap(run_id):
             await self.send_json(ready)
+
+    # Expiry of a run waiting for approvals -----------------------------------------
+
+    async def expire_overdue(self) -> None:
+        """End the conversation's waiting run if it is past its expiry."""
+        assert self.conversation_pk is not None
+        if await approvals.overdue(self.conversation_pk):
+            await waiting.end_waiting_run(
+                self.conversation_pk,
+                reason=approvals.EXPIRED,
+                channel_layer=self.channel_layer,
+                user=self.user,
+                only_overdue=True,
+            )
+
+    def _watch_expiry(self, expires_at: Any) -> None:
+        if not isinstance(expires_at, str) or self._expiry_timer is not None:
+            return
+        try:
+            when = datetime.fromisoformat(expires_at)
+        except ValueError:
+            return
+        delay = max(0.0, (when - timezone.now()).total_seconds()) + EXPIRY_MARGIN
+        self._expiry_timer = asyncio.create_task(self._expire_later(delay))
+
+    async def _expire_later(self, delay: float) -> None:
+        await asyncio.sleep(delay)
+        await self.channel_layer.send(self.channel_name, {"type": "agent.expire"})
+
+    async def agent_expire(self, message: dict[str, Any]) -> None:
+        self._expiry_timer = None
+        await self.expire_overdue()
 
     async def agent_presence(self, message: dict[str, Any]) -> None:
         await self.channel_layer.send(message["reply_to"], {"type": "agent.here"})

@@ -1,4 +1,5 @@
 """Active runs: a ``StreamedRun`` as an asyncio task, published to the session's group.
+(Longer than 300 lines: parking a run that waits for approvals ends its task here.)
 
 No websocket code. A run publishes its wire events to the conversation's channel-layer
 group, so every socket watching the conversation, in any worker process, receives
@@ -27,9 +28,9 @@ from agents import Agent
 from django_agent_sessions import signals
 from django_agent_sessions.conf import app_settings
 from django_agent_sessions.models import AgentRun
-from django_agent_sessions.websocket import records
+from django_agent_sessions.websocket import approvals, records
 from django_agent_sessions.websocket.events import StreamedRun
-from django_agent_sessions.websocket.outcomes import CANCELLED, FAILED, usage_dict
+from django_agent_sessions.websocket.outcomes import CANCELLED, FAILED, WAITING, usage_dict
 
 logger = logging.getLogger(__name__)
 
@@ -138,6 +139,10 @@ class ActiveRun:
         for helper in self._helpers:
             helper.cancel()
         outcome = self.streamed.outcome
+        if terminal is None and outcome.status == WAITING:
+            if await self._pause():
+                return
+            outcome.status, outcome.error = FAILED, "The paused run could not be stored."
         if terminal is None:
             # Publishing failed (error set above), or this task was cancelled, e.g. when
             # the worker shuts down: the run stopped before its own end.
@@ -167,9 +172,42 @@ class ActiveRun:
         except Exception:
             logger.exception("Could not publish the end of run %s.", self.run_id)
         if record is not None:
-            await _send_robust(
-                signals.run_finished, run=record, usage=usage_dict(usage), user=self.user
+            await send_run_finished(record, usage_dict(usage), self.user)
+
+    async def _pause(self) -> bool:
+        """Park the run in the database until its calls are decided and publish the
+        requests. The task then ends: a waiting run holds no task or connection."""
+        outcome = self.streamed.outcome
+        # Numbered before they are stored, so the record knows the last seq sent.
+        events = self.streamed.approval_events(expires_at="")
+        try:
+            expires = await approvals.pause_run(
+                self.started.pk,
+                state=outcome.state,
+                seq=self.streamed.seq,
+                calls=outcome.calls,
+                usage=usage_dict(outcome.usage),
             )
+        except Exception:
+            logger.exception("Could not store run %s while it waits for approval.", self.run_id)
+            return False
+        finally:
+            if _local_runs.get(self.session_pk) is self:
+                del _local_runs[self.session_pk]
+        if expires is None:
+            logger.warning("Run %s was taken over before it could wait.", self.run_id)
+            return True
+        try:
+            await self.layer.group_discard(control_group_name(self.session_pk), self._channel)
+            for event in events:
+                event["expires_at"] = expires.isoformat()
+            # Twice, as the end of a run: a page that misses one shows no buttons.
+            for _copy in range(2):
+                for event in events:
+                    await self._publish(event)
+        except Exception:
+            logger.exception("Could not publish the approval requests of run %s.", self.run_id)
+        return True
 
     async def _publish(self, event: dict[str, Any]) -> None:
         await self.layer.group_send(self.group, {"type": "agent.event", "event": event})
@@ -202,7 +240,7 @@ class ActiveRun:
         # Asked twice: channels_redis can lose a message to a process-local channel when
         # a receive is cancelled, as a leaving socket's is, and one lost question or
         # answer must not cancel a run that another tab is watching.
-        for _ in range(2):
+        for _copy in range(2):
             await self.layer.group_send(
                 self.group, {"type": "agent.presence", "reply_to": self._channel}
             )
@@ -260,18 +298,34 @@ async def launch_run(request: RunRequest, *, channel_layer: Any) -> ActiveRun | 
         channel_layer=channel_layer,
         user=request.user,
     )
-    await _send_robust(
+    await send_robust(
         signals.run_started,
         run_id=started.run_id,
         session_id=request.session_id,
         agent_name=agent_name,
         user=request.user,
+        resumed=False,
     )
     await active.start()
     return active
 
 
-async def _send_robust(signal: Any, **kwargs: Any) -> None:
+async def send_run_finished(record: AgentRun, usage: dict[str, int], user: Any) -> None:
+    """``run_finished``; for a run that waited, with how each call was decided."""
+    decided: list[dict[str, Any]] = []
+    if record.waited_at is not None:
+        decided = await approvals.summary(record.pk)
+        if not any(usage.values()):  # ended while waiting: the usage stored at the pause
+            usage = {
+                "requests": record.requests,
+                "input_tokens": record.input_tokens,
+                "output_tokens": record.output_tokens,
+                "total_tokens": record.total_tokens,
+            }
+    await send_robust(signals.run_finished, run=record, usage=usage, user=user, approvals=decided)
+
+
+async def send_robust(signal: Any, **kwargs: Any) -> None:
     responses = await signal.asend_robust(sender=AgentRun, **kwargs)
     for receiver, response in responses:
         if isinstance(response, Exception):

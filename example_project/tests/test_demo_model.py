@@ -165,7 +165,26 @@ def test_factory_uses_the_demo_model_without_an_api_key(monkeypatch):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     agent = build_agent()
     assert isinstance(agent.model, DemoModel)
-    assert {tool.name for tool in agent.tools} == {"current_time", "calculate"}
+    assert {tool.name for tool in agent.tools} == {
+        "current_time",
+        "calculate",
+        "send_company_email",
+    }
+
+
+async def test_the_email_tool_waits_for_approval_and_a_rejection_is_answered(monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    agent = build_agent()
+    result = await Runner.run(agent, "Email everyone about the fire drill")
+    [request] = result.interruptions
+    assert (request.tool_name, request.arguments) == (
+        "send_company_email",
+        '{"subject":"The fire drill"}',
+    )
+    state = result.to_state()
+    state.reject(state.get_interruptions()[0])
+    resumed = await Runner.run(agent, state)
+    assert resumed.final_output == "You rejected the email, so nothing was sent."
 
 
 def test_factory_uses_a_real_model_with_an_api_key(monkeypatch):

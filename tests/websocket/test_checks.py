@@ -19,6 +19,9 @@ from django_agent_sessions.websocket.checks import check_streaming_settings
         ({"CONTINUE_RUNS_AFTER_DISCONNECT": "yes"}, "E013"),
         ({"MAX_RUN_BYTES": -1}, "E003"),
         ({"DELTA_FLUSH_BYTES": None}, "E003"),
+        ({"APPROVAL_TIMEOUT": "forever"}, "E040"),
+        ({"APPROVAL_TIMEOUT": 3600}, "E040"),
+        ({"APPROVAL_TIMEOUT": "0s"}, "E040"),
     ],
 )
 def test_bad_streaming_settings_are_errors(settings, settings_value, check_id):
@@ -32,6 +35,7 @@ def test_a_valid_streaming_configuration_passes(settings):
         "RATE_LIMIT": "5/s",
         "MAX_RUN_BYTES": None,
         "CONTINUE_RUNS_AFTER_DISCONNECT": True,
+        "APPROVAL_TIMEOUT": "15m",
     }
     assert check_streaming_settings() == []
 

@@ -83,7 +83,12 @@ async def run_statuses(session_id: str) -> list[str]:
 async def test_a_conversation_streams_and_is_there_after_reconnecting(alice_cookie, session_id):
     chat_agent.script(streamed_reply(ANSWER))
     socket = Socket(session_id, alice_cookie)
-    assert await socket.open() == {"type": "history", "items": [], "active_run": None}
+    assert await socket.open() == {
+        "type": "history",
+        "items": [],
+        "active_run": None,
+        "pending_approvals": [],
+    }
 
     await socket.say("Weather in Paris?")
     frames = await socket.until("run.completed")

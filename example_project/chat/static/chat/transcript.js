@@ -92,6 +92,49 @@ export class Transcript {
     }
   }
 
+  /* A tool call waiting for the user's decision (approval.requested, pending_approvals). */
+
+  approval(request, onDecide) {
+    const strings = this.strings;
+    const existing = this.findApproval(request.call_id);
+    if (existing) return existing;
+    const box = element("section", "entry approval");
+    box.dataset.kind = "approval";
+    box.dataset.callId = request.call_id;
+    box.setAttribute("aria-label", strings.approvalNeeded + ": " + request.name);
+    box.appendChild(element("h2", "approval-title", strings.approvalNeeded + ": " + request.name));
+    box.appendChild(element("pre", "payload", prettyJson(request.arguments)));
+    const actions = element("div", "approval-actions");
+    const approve = element("button", "approve-button", strings.approve);
+    const reject = element("button", "reject-button", strings.reject);
+    for (const [button, decision] of [[approve, true], [reject, false]]) {
+      button.type = "button";
+      button.addEventListener("click", () => {
+        approve.disabled = reject.disabled = true;
+        if (!onDecide(request.call_id, decision)) approve.disabled = reject.disabled = false;
+      });
+      actions.appendChild(button);
+    }
+    box.appendChild(actions);
+    return this.append(box);
+  }
+
+  findApproval(callId) {
+    return Array.from(this.container.querySelectorAll("[data-kind='approval']")).find(
+      (node) => node.dataset.callId === callId
+    );
+  }
+
+  resolveApproval(callId, approved, reason) {
+    const box = this.findApproval(callId);
+    if (!box || box.dataset.decision) return;
+    const strings = this.strings;
+    box.dataset.decision = approved ? "approved" : "rejected";
+    const outcome = approved ? strings.approved : reason === "expired" ? strings.expired : strings.rejected;
+    const actions = box.querySelector(".approval-actions");
+    if (actions) actions.replaceWith(element("p", "approval-outcome", outcome));
+  }
+
   note(text, className) {
     return this.append(element("p", "entry " + (className || "note"), text));
   }

@@ -1,0 +1,207 @@
+"""Approvals across two daphne worker processes sharing the database and Redis.
+
+The run asks on worker A; the decisions arrive on worker B, which resumes the run from
+the state stored in the database, also after worker A was killed with SIGKILL while the
+run waited. The agent is the real SDK Runner on a ScriptedModel (tests/chat_agent.py).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from websockets.asyncio.client import ClientConnection, connect
+
+from django_agent_sessions.models import AgentRun, SessionItem, ToolApproval
+from tests.processes import REPO_ROOT, worker_env
+from tests.websockets import login_cookie
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.redis]
+AGENT = "tests.chat_agent.make_payment_demo_agent"
+REPLY = "Done. call-ann: sent 5 to ann; call-bob: Not Bob."
+
+
+class Worker:
+    def __init__(self, env: dict[str, str], log_path: Any) -> None:
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self.listener.getsockname()[1]
+        self.env, self.log_path = env, log_path
+        self.process: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> None:
+        fd = self.listener.fileno()
+        with open(self.log_path, "ab") as log:
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", "daphne", "--fd", str(fd), "tests.asgi:application"],
+                env=self.env,
+                cwd=REPO_ROOT,
+                pass_fds=(fd,),
+                stdout=log,
+                stderr=subprocess.STDOUT,
+            )
+        # The listening socket exists before daphne does: ask for a page until it answers.
+        deadline = time.monotonic() + 90
+        while True:
+            try:
+                with urllib.request.urlopen(f"{self.url}/admin/login/", timeout=5) as reply:
+                    if reply.status == 200:
+                        return
+            except (urllib.error.URLError, ConnectionError, TimeoutError):
+                pass
+            if time.monotonic() > deadline or self.process.poll() is not None:
+                raise AssertionError(f"daphne did not start: {self.log()}")
+            time.sleep(0.2)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def kill(self) -> None:
+        assert self.process is not None
+        self.process.send_signal(signal.SIGKILL)
+        self.process.wait(timeout=15)
+
+    def close(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(timeout=15)
+        self.listener.close()
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
+
+
+@pytest.fixture
+def workers(tmp_path) -> Iterator[list[Worker]]:
+    if not os.environ.get("REDIS_URL"):
+        pytest.fail("REDIS_URL is not set: run bin/test, which starts Redis.")
+    env = worker_env(
+        AGENT_SESSIONS_TEST_AGENT=AGENT,
+        AGENT_SESSIONS_CHANNEL_PREFIX=f"appr-{uuid.uuid4().hex[:8]}:",
+    )
+    started = [Worker(env, tmp_path / f"daphne-{n}.log") for n in ("a", "b")]
+    try:
+        for worker in started:
+            worker.start()
+        yield started
+    finally:
+        for worker in started:
+            worker.close()
+
+
+class Client:
+    def __init__(self, connection: ClientConnection) -> None:
+        self.connection = connection
+        self.frames: list[dict[str, Any]] = []
+
+    async def send(self, frame: dict[str, Any]) -> None:
+        await self.connection.send(json.dumps(frame))
+
+    async def until(self, kind: str, count: int = 1) -> list[dict[str, Any]]:
+        seen: list[dict[str, Any]] = []
+        while sum(f["type"] == kind for f in seen) < count:
+            frame = json.loads(await asyncio.wait_for(self.connection.recv(), 20))
+            self.frames.append(frame)
+            seen.append(frame)
+        return seen
+
+
+async def _open(worker: Worker, session_id: str, cookie: str) -> tuple[Client, dict[str, Any]]:
+    connection = await connect(
+        f"ws://127.0.0.1:{worker.port}/ws/agent-sessions/{session_id}/",
+        additional_headers={"Cookie": cookie, "Origin": f"http://127.0.0.1:{worker.port}"},
+        open_timeout=20,
+    )
+    client = Client(connection)
+    history = (await client.until("history"))[-1]
+    return client, history
+
+
+async def _decide_both(client: Client) -> None:
+    await client.send({"type": "approval", "call_id": "call-ann", "approve": True})
+    await client.send(
+        {"type": "approval", "call_id": "call-bob", "approve": False, "message": "Not Bob."}
+    )
+
+
+def _history_once(session_id: str) -> None:
+    rows = SessionItem.objects.filter(session__session_id=session_id).order_by("id")
+    assert [(r.item_type, r.call_id or r.role) for r in rows] == [
+        ("message", "user"),
+        ("function_call", "call-ann"),
+        ("function_call", "call-bob"),
+        ("function_call_output", "call-ann"),
+        ("function_call_output", "call-bob"),
+        ("message", "assistant"),
+    ]
+    assert [json.loads(r.payload).get("output") for r in rows][3:5] == ["sent 5 to ann", "Not Bob."]
+    run = AgentRun.objects.get(session__session_id=session_id)
+    assert run.status == "completed"
+    assert run.waited_at is not None
+    assert run.state == ""
+    decided = {a.call_id: (a.decision, a.decided_by.username) for a in run.approvals.all()}
+    assert decided == {"call-ann": ("approved", "alice"), "call-bob": ("rejected", "alice")}
+
+
+def test_asked_on_one_worker_decided_on_the_other(workers, make_user, session_id):
+    cookie = login_cookie(make_user("alice")).decode()
+    worker_a, worker_b = workers
+
+    async def scenario() -> None:
+        asker, _ = await _open(worker_a, session_id, cookie)
+        decider, _ = await _open(worker_b, session_id, cookie)
+        await asker.send({"type": "user_message", "text": "pay Ann and Bob"})
+        for client in (asker, decider):
+            await client.until("approval.requested", 2)
+        await _decide_both(decider)
+        for client in (asker, decider):
+            done = (await client.until("run.completed"))[-1]
+            assert done["final_output"] == REPLY
+        await asker.connection.close()
+        await decider.connection.close()
+
+    asyncio.run(scenario())
+    _history_once(session_id)
+
+
+def test_the_asking_worker_is_killed_while_the_run_waits(workers, make_user, session_id):
+    cookie = login_cookie(make_user("alice")).decode()
+    worker_a, worker_b = workers
+
+    async def ask() -> None:
+        asker, _ = await _open(worker_a, session_id, cookie)
+        await asker.send({"type": "user_message", "text": "pay Ann and Bob"})
+        await asker.until("approval.requested", 2)
+
+    asyncio.run(ask())
+    assert ToolApproval.objects.filter(run__session__session_id=session_id).count() == 2
+    worker_a.kill()
+
+    async def decide_after_reload() -> None:
+        decider, history = await _open(worker_b, session_id, cookie)
+        assert [p["call_id"] for p in history["pending_approvals"]] == ["call-ann", "call-bob"]
+        await decider.send({"type": "user_message", "text": "pay again"})
+        assert (await decider.until("error"))[-1]["code"] == "busy"
+        await _decide_both(decider)
+        done = (await decider.until("run.completed"))[-1]
+        assert done["final_output"] == REPLY
+        await decider.connection.close()
+
+    asyncio.run(decide_after_reload())
+    _history_once(session_id)
