@@ -143,6 +143,7 @@ def streaming_messages(value: Mapping[str, Any]) -> list[CheckMessage]:
     messages.extend(_check_positive(value, "MAX_RUN_BYTES", optional=True))
     messages.extend(_check_positive(value, "DELTA_FLUSH_BYTES", optional=False))
     messages.extend(_check_positive(value, "HISTORY_LIMIT", optional=True))
+    messages.extend(_check_positive(value, "HISTORY_MAX_BYTES", optional=True))
     messages.extend(_check_agent(value))
     messages.extend(_check_rate_limit(value))
     for key in ("DELTA_FLUSH_SECONDS", "RUN_LEASE_SECONDS"):

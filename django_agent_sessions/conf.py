@@ -43,8 +43,12 @@ DEFAULTS: dict[str, Any] = {
     # many bytes are pending, so the channel layer carries a few frames, not every token.
     "DELTA_FLUSH_SECONDS": 0.04,
     "DELTA_FLUSH_BYTES": 1024,
-    # The history frame a socket gets on connect holds at most this many newest items.
+    # The history frame a socket gets on connect holds at most this many newest items,
+    # and at most this many bytes of items (the newest item is always sent, however
+    # large), so a socket that reads nothing holds a bounded frame. Older items are
+    # paged with "load_older". None disables the byte budget.
     "HISTORY_LIMIT": 500,
+    "HISTORY_MAX_BYTES": 1024 * 1024,
 }
 
 

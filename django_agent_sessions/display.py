@@ -32,8 +32,70 @@ def display_items(items: list[Any]) -> list[dict[str, Any]]:
     return [display_item(item) for item in items if isinstance(item, Mapping)]
 
 
+def history_items(entries: list[Any], runs: list[Any]) -> list[dict[str, Any]]:
+    """Stored items (``run_records.StoredItem``) for the history frame, each with its
+    ``id``, ``created_at`` and ``run_id``; after the items of a run that was stopped or
+    failed, the reply it had streamed, with the run's ``status`` (see the wire docs).
+    """
+    shown: list[dict[str, Any]] = []
+    notes = [run for run in runs if run.status in _ENDED_EARLY]
+    run_index = 0
+    ordered = sorted(runs, key=lambda run: run.history_item_id)
+    for entry in entries:
+        while notes and notes[0].last_item_id < entry.id:
+            shown.append(_note(notes.pop(0)))
+        if not isinstance(entry.item, Mapping):
+            continue
+        while run_index + 1 < len(ordered) and ordered[run_index + 1].history_item_id < entry.id:
+            run_index += 1
+        run = ordered[run_index] if ordered else None
+        owner = run if run is not None and _holds(run, entry.id) else None
+        item = display_item(entry.item)
+        item.update(
+            id=entry.id,
+            created_at=entry.created_at.isoformat(),
+            run_id=owner.run_id if owner is not None else None,
+        )
+        if owner is not None and owner.client_id and entry.id == owner.history_item_id + 1:
+            item["client_id"] = owner.client_id
+        shown.append(item)
+    shown.extend(_note(note) for note in notes)
+    return shown
+
+
+_ENDED_EARLY = {"cancelled", "failed"}
+
+
+def _holds(run: Any, item_id: int) -> bool:
+    if item_id <= run.history_item_id:
+        return False
+    return bool(run.status == "running" or item_id <= run.last_item_id)
+
+
+def _note(run: Any) -> dict[str, Any]:
+    """The unfinished reply of a stopped or failed run, as history shows it."""
+    note: dict[str, Any] = {
+        "kind": "message",
+        "role": "assistant",
+        "text": serialization.valid_unicode(run.partial_text),
+        "status": run.status,
+        "id": None,
+        "created_at": None,
+        "run_id": run.run_id,
+    }
+    if run.status == "failed":
+        note["error"] = {"code": run.error_code or "agent_error"}
+    return note
+
+
 def display_item(item: Mapping[str, Any]) -> dict[str, Any]:
-    """One stored (input) item as the browser shows it."""
+    """One stored (input) item as the browser shows it (valid Unicode, whatever is
+    stored: a lone surrogate becomes U+FFFD)."""
+    shown = _display_item(item)
+    return {key: serialization.valid_unicode(value) for key, value in shown.items()}
+
+
+def _display_item(item: Mapping[str, Any]) -> dict[str, Any]:
     kind = serialization.item_type(item)
     if kind == "message":
         return {
@@ -74,8 +136,15 @@ def display_run_item(item: RunItem) -> dict[str, Any]:
 
 
 def frame_text(frame: Any) -> str:
-    """A wire frame as the consumer sends it: JSON, non-ASCII kept as UTF-8."""
-    return json.dumps(frame, ensure_ascii=False)
+    """A wire frame as the consumer sends it: JSON, non-ASCII kept as UTF-8.
+
+    Always valid UTF-8: a lone surrogate that reached a frame (it cannot be encoded,
+    and daphne would close the socket with 1011) is sent as a JSON escape instead.
+    """
+    text = json.dumps(frame, ensure_ascii=False)
+    if serialization.is_valid_unicode(text):
+        return text
+    return json.dumps(frame, ensure_ascii=True)
 
 
 def frame_size(frame: Any) -> int:

@@ -20,18 +20,22 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from channels.db import database_sync_to_async
+from django.utils.translation import gettext as _
 
 from django_agent_sessions import run_records, signals
 from django_agent_sessions.conf import app_settings
 from django_agent_sessions.models import AgentRun
+from django_agent_sessions.serialization import valid_unicode
 from django_agent_sessions.streaming import StreamedRun
 
 logger = logging.getLogger(__name__)
 
+_T = TypeVar("_T")
 PRESENCE_TIMEOUT = 1.0
 TERMINAL_EVENTS = frozenset({"run.completed", "run.cancelled", "run.failed"})
 
@@ -150,7 +154,16 @@ class ActiveRun:
             # Finished before the terminal event goes out, so a client that starts the
             # next run as soon as it sees it is never told "busy".
             record = await database_sync_to_async(run_records.finish_run)(
-                self.started.pk, status=outcome.status, usage=usage, error=outcome.error
+                self.started.pk,
+                status=outcome.status,
+                usage=usage,
+                error=outcome.error,
+                error_code=terminal.get("error", {}).get("code", ""),
+                # What the sockets were shown of a reply that was never saved: history
+                # shows it, with the run's status, after a reload.
+                partial_text=""
+                if outcome.status == "completed"
+                else self.streamed.snapshot()["text"],
             )
         except Exception:
             logger.exception("Could not record the end of run %s.", self.run_id)
@@ -173,7 +186,7 @@ class ActiveRun:
             )
 
     async def _publish(self, event: dict[str, Any]) -> None:
-        await self.layer.group_send(self.group, {"type": "agent.event", "event": event})
+        await publish(self.layer, self.group, event)
 
     async def _listen(self) -> None:
         while True:
@@ -189,8 +202,10 @@ class ActiveRun:
         if kind == "agent.cancel" and message.get("run_id") in (None, self.run_id):
             self.cancel()
         elif kind == "agent.catchup" and isinstance(message.get("reply_to"), str):
-            await self.layer.send(
-                message["reply_to"], {"type": "agent.snapshot", "snapshot": self.snapshot()}
+            await retrying(
+                self.layer.send,
+                message["reply_to"],
+                {"type": "agent.snapshot", "snapshot": valid_unicode(self.snapshot())},
             )
         elif kind == "agent.left" and not app_settings.CONTINUE_RUNS_AFTER_DISCONNECT:
             await self._ask_who_is_here()
@@ -203,9 +218,11 @@ class ActiveRun:
         # Asked twice: channels_redis can lose a message to a process-local channel when
         # a receive is cancelled, as a leaving socket's is, and one lost question or
         # answer must not cancel a run that another tab is watching.
-        for _ in range(2):
-            await self.layer.group_send(
-                self.group, {"type": "agent.presence", "reply_to": self._channel}
+        for _attempt in range(2):
+            await retrying(
+                self.layer.group_send,
+                self.group,
+                {"type": "agent.presence", "reply_to": self._channel},
             )
         asyncio.get_running_loop().call_later(
             PRESENCE_TIMEOUT, self._cancel_if_alone, self._presence_round
@@ -239,15 +256,19 @@ async def launch_run(
     session_id: str,
     channel_layer: Any,
     user: Any,
+    client_id: str = "",
 ) -> ActiveRun | None:
     """Record and start a run; None if the conversation already has one running."""
     started = await database_sync_to_async(run_records.start_run)(
         session_pk,
         agent_name=streamed.agent.name,
         lease_seconds=float(app_settings.RUN_LEASE_SECONDS),
+        client_id=client_id,
     )
     if started is None:
         return None
+    if started.expired:
+        await announce_expired(channel_layer, list(started.expired))
     streamed.run_id = started.run_id
     active = ActiveRun(
         streamed, started, session_pk=session_pk, channel_layer=channel_layer, user=user
@@ -268,3 +289,102 @@ async def _send_robust(signal: Any, **kwargs: Any) -> None:
     for receiver, response in responses:
         if isinstance(response, Exception):
             logger.error("A %s receiver failed: %r", receiver, response, exc_info=response)
+
+
+# The channel layer -----------------------------------------------------------------
+
+
+async def retrying(call: Callable[..., Awaitable[_T]], *args: Any) -> _T:
+    """``call(*args)``, tried a second time if the first attempt raises.
+
+    After a Redis restart, channels_redis's pooled connections from before it fail on
+    their next use, once each; the second attempt gets a new connection.
+    """
+    try:
+        return await call(*args)
+    except Exception:
+        logger.warning("A channel layer call failed; trying once more.", exc_info=True)
+        return await call(*args)
+
+
+async def publish(layer: Any, group: str, event: dict[str, Any]) -> None:
+    """Send a wire event to every socket of a group (valid Unicode: msgpack needs it)."""
+    await retrying(layer.group_send, group, {"type": "agent.event", "event": valid_unicode(event)})
+
+
+# Runs whose worker died ----------------------------------------------------------------
+
+
+def lost_worker_event(run_id: str) -> dict[str, Any]:
+    """The terminal event of a run whose worker died. It comes from another worker,
+    which does not know the run's sequence numbers: its ``seq`` is null."""
+    return {
+        "type": "run.failed",
+        "run_id": run_id,
+        "seq": None,
+        "error": {
+            "code": run_records.WORKER_LOST,
+            "message": _("The server running this reply stopped. Please try again."),
+        },
+    }
+
+
+async def announce_expired(layer: Any, expired: list[run_records.ExpiredRun]) -> None:
+    """Tell every socket of each conversation, and ``run_finished``, that a run is lost."""
+    for run in expired:
+        try:
+            await publish(layer, group_name(run.session_pk), lost_worker_event(run.run_id))
+        except Exception:
+            logger.exception("Could not announce the end of lost run %s.", run.run_id)
+        record = await database_sync_to_async(run_records.expired_record)(run.pk)
+        await _send_robust(
+            signals.run_finished,
+            run=record,
+            usage=run_records.Usage().__dict__,
+            user=record.session.owner,
+        )
+
+
+async def expire_lost_runs(layer: Any, session_pk: int | None = None) -> int:
+    """Mark and announce the runs whose lease expired; how many."""
+    expired = await database_sync_to_async(run_records.expire_stale_runs)(session_pk=session_pk)
+    if expired:
+        await announce_expired(layer, expired)
+    return len(expired)
+
+
+class LostRunSweeper:
+    """While a process has sockets, it looks for runs whose worker died.
+
+    Every ``RUN_LEASE_SECONDS / 4`` seconds (at most 15), one query finds running runs
+    whose lease expired; each is claimed by exactly one worker, marked failed
+    (``worker_lost``) and announced to its conversation's sockets. Consumers hold the
+    sweeper while connected (``acquire``/``release``); it stops with the last one.
+    """
+
+    def __init__(self) -> None:
+        self._holders = 0
+        self._task: asyncio.Task[None] | None = None
+
+    def acquire(self, layer: Any) -> None:
+        self._holders += 1
+        loop = asyncio.get_running_loop()
+        if self._task is None or self._task.done() or self._task.get_loop() is not loop:
+            self._task = loop.create_task(self._sweep(layer))
+
+    def release(self) -> None:
+        self._holders = max(0, self._holders - 1)
+        if self._holders == 0 and self._task is not None:
+            self._task.cancel()
+            self._task = None
+
+    async def _sweep(self, layer: Any) -> None:
+        while True:
+            await asyncio.sleep(min(float(app_settings.RUN_LEASE_SECONDS) / 4, 15.0))
+            try:
+                await expire_lost_runs(layer)
+            except Exception:
+                logger.exception("Looking for runs of dead workers failed.")
+
+
+sweeper = LostRunSweeper()

@@ -72,7 +72,9 @@ class StreamedRun:
         flush_seconds: float = 0.04,
         flush_bytes: int = 1024,
         max_bytes: int | None = None,
+        client_id: str = "",
     ) -> None:
+        self.client_id = client_id
         self.agent = agent
         self.text = text
         self.run_id = run_id
@@ -113,7 +115,9 @@ class StreamedRun:
 
     async def events(self) -> AsyncGenerator[dict[str, Any], None]:
         yield self._event("run.started", agent=self.agent.name)
-        user_item = {"kind": "message", "role": "user", "text": self.text}
+        user_item: dict[str, Any] = {"kind": "message", "role": "user", "text": self.text}
+        if self.client_id:
+            user_item["client_id"] = self.client_id
         self._items.append(user_item)
         yield self._event("item.completed", item=user_item)
         self._result = Runner.run_streamed(
