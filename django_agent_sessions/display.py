@@ -40,6 +40,7 @@ def history_items(entries: list[Any], runs: list[Any]) -> list[dict[str, Any]]:
     shown: list[dict[str, Any]] = []
     notes = [run for run in runs if run.status in _ENDED_EARLY]
     run_index = 0
+    labelled: set[str] = set()
     ordered = sorted(runs, key=lambda run: run.history_item_id)
     for entry in entries:
         while notes and notes[0].last_item_id < entry.id:
@@ -56,7 +57,9 @@ def history_items(entries: list[Any], runs: list[Any]) -> list[dict[str, Any]]:
             created_at=entry.created_at.isoformat(),
             run_id=owner.run_id if owner is not None else None,
         )
-        if owner is not None and owner.client_id and entry.id == owner.history_item_id + 1:
+        if owner is not None and owner.client_id and owner.run_id not in labelled:
+            # The run's first item is the user message the client sent with this id.
+            labelled.add(owner.run_id)
             item["client_id"] = owner.client_id
         shown.append(item)
     shown.extend(_note(note) for note in notes)

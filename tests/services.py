@@ -66,8 +66,15 @@ class PostgresServer:
                 shutil.chown(self.directory, user="postgres")
             subprocess.run(
                 self._as_owner(
-                    self.bindir / "initdb", "-D", self.data, "-U", self.user, "-A", "trust",
-                    "-E", "UTF8",
+                    self.bindir / "initdb",
+                    "-D",
+                    self.data,
+                    "-U",
+                    self.user,
+                    "-A",
+                    "trust",
+                    "-E",
+                    "UTF8",
                 ),
                 check=True,
                 capture_output=True,
@@ -140,9 +147,19 @@ class RedisServer:
             raise RuntimeError("redis-server is not installed (bin/services.sh installs it)")
         self.process = subprocess.Popen(
             [
-                binary, "--bind", "127.0.0.1", "--port", str(self.port), "--save", "",
-                "--appendonly", "no", "--dir", str(self.directory),
-                "--logfile", str(self.directory / "redis.log"),
+                binary,
+                "--bind",
+                "127.0.0.1",
+                "--port",
+                str(self.port),
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+                "--dir",
+                str(self.directory),
+                "--logfile",
+                str(self.directory / "redis.log"),
             ],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
