@@ -1,0 +1,320 @@
+"""The websocket consumer: authenticate, authorise, validate frames, relay. Nothing more.
+
+Running the agent lives in ``runs``/``events``, database work in ``records`` (one hop
+per operation). The wire protocol is documented in ``docs/wire-protocol.md``.
+
+Names used for a conversation: ``session_id`` is the id it is stored under (the URL's
+id, namespaced for anonymous sockets), ``conversation_pk`` its primary key, from which
+channel-layer group names are derived.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any
+
+from agents import Agent
+from channels.consumer import get_handler_name
+from channels.generic.websocket import AsyncJsonWebsocketConsumer
+from django.utils.crypto import salted_hmac
+from django.utils.translation import gettext as _
+
+from django_agent_sessions import DjangoSession
+from django_agent_sessions.conf import app_settings
+from django_agent_sessions.exceptions import SessionOwnershipError
+from django_agent_sessions.serialization import is_valid_unicode
+from django_agent_sessions.websocket import lost, ratelimit, records, runs, wire
+from django_agent_sessions.websocket.agent_loading import load_agent
+from django_agent_sessions.websocket.context import AgentRunContext
+from django_agent_sessions.websocket.relay import RelayMixin
+
+logger = logging.getLogger(__name__)
+
+CLIENT_ID_MAX_LENGTH = 64
+CLOSE_ANONYMOUS = 4401
+CLOSE_FORBIDDEN = 4403
+ANONYMOUS_PREFIX = "anon"
+# Channel-layer messages whose handlers touch no database: a run's events and its
+# presence question. channels' dispatch() would hop into the sync thread before each
+# (close_old_connections); per streamed frame, that hop let a fast run outpace its
+# sockets until the channel layer's capacity dropped events (the end of the run too).
+_RELAYED = frozenset({"agent.event", "agent.presence"})
+
+
+def anonymous_owner(session_key: str) -> str:
+    """A stable, secret-free name for a Django session.
+
+    The session key is a credential: stored in a conversation id it would show in the
+    admin and in exports, so the id holds a keyed hash of it instead.
+    """
+    return salted_hmac(
+        "django_agent_sessions.anonymous", session_key, algorithm="sha256"
+    ).hexdigest()[:32]
+
+
+class _InvalidJson(ValueError):
+    pass
+
+
+class AgentSessionConsumer(RelayMixin, AsyncJsonWebsocketConsumer):  # type: ignore[misc]
+    """Chat with the configured agent in the conversation named by the URL."""
+
+    conversation_pk: int | None = None
+    session_id = ""
+    anonymous_key = ""  # the keyed hash of an anonymous socket's Django session key
+    # Set once the socket is closing: sends are dropped from then on (see _guarded).
+    _gone = False
+    _holds_sweeper = False
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        await super().__call__(scope, receive, self._guarded(send))
+
+    def _guarded(self, send: Any) -> Any:
+        """The server's send, made safe for a socket that is closing.
+
+        daphne raises ``autobahn.exception.Disconnected`` on a send once the browser's
+        close handshake has begun, before the consumer reads ``websocket.disconnect``.
+        Uncaught, it would end the consumer and ``disconnect()`` would never run (the
+        run would go on for nobody). Such a send is dropped instead, and so is every
+        later one; the disconnect is handled as usual when it is read.
+        """
+
+        async def guarded(message: dict[str, Any]) -> None:
+            if self._gone and message.get("type") in ("websocket.send", "websocket.close"):
+                return
+            try:
+                await send(message)
+            except Exception as error:
+                if not _is_disconnected(error):
+                    raise
+                self._gone = True
+                logger.debug("Dropped a frame for a closing socket.")
+
+        return guarded
+
+    @property
+    def channel_receive(self) -> Any:
+        return self._receive_from_layer
+
+    @channel_receive.setter
+    def channel_receive(self, receive: Any) -> None:
+        self._layer_receive = receive
+
+    async def _receive_from_layer(self) -> Any:
+        # A Redis restart breaks the pooled connection this waits on; one retry gets a
+        # new one instead of closing a socket that just (re)connected.
+        return await runs.retrying(self._layer_receive)
+
+    async def connect(self) -> None:
+        self.start_relay()
+        user = self.scope.get("user")
+        self.anonymous = user is None or not user.is_authenticated
+        if self.anonymous and not app_settings.ALLOW_ANONYMOUS:
+            return await self._refuse(CLOSE_ANONYMOUS)
+        requested = self.scope["url_route"]["kwargs"]["session_id"]
+        try:
+            self.session_id = self.stored_session_id(requested)
+            DjangoSession(self.session_id)  # validates the id
+            opened = await records.open_conversation(
+                self.session_id, owner_id=None if self.anonymous else user.pk
+            )
+        except (SessionOwnershipError, ValueError):
+            return await self._refuse(CLOSE_FORBIDDEN)
+        self.conversation_pk = opened.pk
+        await self.accept()
+        await runs.retrying(
+            self.channel_layer.group_add, runs.group_name(opened.pk), self.channel_name
+        )
+        lost.sweeper.acquire(self.channel_layer)
+        self._holds_sweeper = True
+        await self.send_history()
+
+    async def _refuse(self, code: int) -> None:
+        # Decided before accepting; accepted only so that browsers see the close code
+        # (a refused handshake reaches them as 1006). No frame is read or sent.
+        await self.accept()
+        await self.close(code=code)
+
+    def stored_session_id(self, requested: str) -> str:
+        """The conversation id stored for the id in the URL.
+
+        Anonymous sockets get ids namespaced by their Django session key, so they can
+        only ever reach their own conversations; signed-in users use the id as is.
+        """
+        if not self.anonymous:
+            return requested
+        key = getattr(self.scope.get("session"), "session_key", None)
+        if not key:
+            raise ValueError("anonymous sockets need a saved Django session")
+        self.anonymous_key = anonymous_owner(key)
+        return f"{ANONYMOUS_PREFIX}:{self.anonymous_key}:{requested}"
+
+    async def disconnect(self, code: int) -> None:
+        self.stop_relay()
+        self._gone = True
+        if self._holds_sweeper:
+            self._holds_sweeper = False
+            lost.sweeper.release()
+        if self.conversation_pk is None:
+            return
+        await runs.retrying(
+            self.channel_layer.group_discard,
+            runs.group_name(self.conversation_pk),
+            self.channel_name,
+        )
+        await runs.retrying(
+            self.channel_layer.group_send,
+            runs.control_group_name(self.conversation_pk),
+            {"type": "agent.left"},
+        )
+
+    async def dispatch(self, message: dict[str, Any]) -> None:
+        if message.get("type") in _RELAYED:
+            await getattr(self, get_handler_name(message))(message)
+            return
+        await super().dispatch(message)
+
+    # Frames from the browser ------------------------------------------------------
+
+    async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
+        if self.conversation_pk is None:
+            return  # a refused socket, closing: its frames are never read
+        if text_data is None:
+            return await self._error("invalid_frame", _("Send JSON text frames."))
+        if len(text_data.encode("utf-8", "replace")) > app_settings.MAX_MESSAGE_BYTES:
+            return await self._error("too_large", _("The message is too long."))
+        try:
+            await super().receive(text_data=text_data)  # decode_json, then receive_json
+        except _InvalidJson:
+            await self._error("invalid_json", _("The frame is not valid JSON."))
+
+    @classmethod
+    async def decode_json(cls, text_data: str) -> Any:
+        try:
+            return json.loads(text_data)
+        except (ValueError, RecursionError) as error:  # RecursionError: nested brackets
+            raise _InvalidJson from error
+
+    async def receive_json(self, content: Any, **kwargs: Any) -> None:
+        if not isinstance(content, dict) or not isinstance(content.get("type"), str):
+            return await self._error("invalid_frame", _("A frame is a JSON object with a type."))
+        if content["type"] == "user_message":
+            return await self._user_message(content)
+        if content["type"] == "cancel":
+            return await self._cancel(content)
+        if content["type"] == "load_older":
+            return await self.send_older(content.get("before"))
+        return await self._error("unknown_type", _("Unknown frame type."))
+
+    async def _user_message(self, content: dict[str, Any]) -> None:
+        client_id = content.get("client_id")
+        if client_id is not None and (
+            not isinstance(client_id, str)
+            or not 0 < len(client_id) <= CLIENT_ID_MAX_LENGTH
+            or not client_id.isprintable()
+        ):
+            return await self._error("invalid_frame", _("client_id must be a short string."))
+        client_id = client_id or ""
+        text = content.get("text")
+        if not isinstance(text, str) or not text.strip():
+            return await self._error("empty_text", _("Write a message first."), client_id)
+        if not is_valid_unicode(text) or "\x00" in text:
+            # A lone surrogate (half an emoji) or NUL: it could be neither relayed (UTF-8,
+            # msgpack) nor stored and shown faithfully, so nothing starts or is stored.
+            return await self._error(
+                "invalid_text", _("The message contains invalid characters."), client_id
+            )
+        assert self.conversation_pk is not None
+        if runs.local_run(self.conversation_pk) is not None:
+            return await self._busy(client_id)
+        retry_after = await ratelimit.retry_after(self.rate_limit_key())
+        if retry_after is not None:
+            return await self._error(
+                "rate_limited",
+                _("Too many messages; wait a moment."),
+                client_id,
+                retry_after=retry_after,
+            )
+        try:
+            active = await self._launch(text, client_id)
+        except Exception:
+            # A broken agent factory or an unreachable database: the browser learns that
+            # nothing started, the details go to the log, and the socket stays usable.
+            logger.exception("Could not start an agent run.")
+            return await self._error("unavailable", _("The assistant is not available."), client_id)
+        if active is None:
+            await self._busy(client_id)
+
+    async def _launch(self, text: str, client_id: str = "") -> runs.ActiveRun | None:
+        assert self.conversation_pk is not None
+        agent = await self.get_agent()
+        session = DjangoSession(self.session_id, owner=None if self.anonymous else self.user)
+        request = runs.RunRequest(
+            agent=agent,
+            text=text,
+            session=session,
+            context=self.get_run_context(session),
+            conversation_pk=self.conversation_pk,
+            session_id=self.session_id,
+            user=self.user,
+            client_id=client_id,
+        )
+        return await runs.launch_run(request, channel_layer=self.channel_layer)
+
+    async def _cancel(self, content: dict[str, Any]) -> None:
+        assert self.conversation_pk is not None
+        message: dict[str, Any] = {"type": "agent.cancel"}
+        if isinstance(content.get("run_id"), str):
+            message["run_id"] = content["run_id"]
+        await runs.retrying(
+            self.channel_layer.group_send, runs.control_group_name(self.conversation_pk), message
+        )
+        # A run whose worker died cannot answer: if its lease has expired, it ends now
+        # (run.failed/worker_lost reaches every socket); otherwise the sweeper ends it.
+        await lost.expire_lost_runs(self.channel_layer, self.conversation_pk)
+
+    async def _busy(self, client_id: str = "") -> None:
+        await self._error(
+            "busy", _("A reply is still being written; wait or cancel it."), client_id
+        )
+
+    async def _error(self, code: str, message: str, client_id: str = "", **fields: Any) -> None:
+        frame: dict[str, Any] = {"type": "error", "code": code, "message": message, **fields}
+        if client_id:
+            frame["client_id"] = client_id
+        await self.send_json(frame)
+
+    # Extension points --------------------------------------------------------------
+
+    @property
+    def user(self) -> Any:
+        return self.scope.get("user")
+
+    async def get_agent(self) -> Agent[Any]:
+        """The agent for this connection; by default ``AGENT_SESSIONS["AGENT"]``."""
+        return await load_agent(self.scope)
+
+    def get_run_context(self, session: DjangoSession) -> Any:
+        """The object tools receive as ``ctx.context``."""
+        return AgentRunContext(
+            user=self.user, session_id=self.session_id, session=session, scope=self.scope
+        )
+
+    def rate_limit_key(self) -> str:
+        if self.anonymous:
+            return f"anonymous:{self.anonymous_key}"
+        return f"user:{self.user.pk}"
+
+    @classmethod
+    async def encode_json(cls, content: Any) -> str:
+        return wire.frame_text(content)
+
+
+def _is_disconnected(error: BaseException) -> bool:
+    """Whether ``error`` is the server refusing a send on a socket that is closing."""
+    try:
+        from autobahn.exception import Disconnected
+    except ImportError:  # another ASGI server than daphne
+        return False
+    return isinstance(error, Disconnected)

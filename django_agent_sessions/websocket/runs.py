@@ -1,0 +1,324 @@
+"""Active runs: a ``StreamedRun`` as an asyncio task, published to the session's group.
+
+No websocket code. A run publishes its wire events to the conversation's channel-layer
+group, so every socket watching the conversation, in any worker process, receives
+them. The run itself listens on a second, "control" group of the conversation for:
+
+- ``agent.cancel``: a socket asked to stop the run (from any process);
+- ``agent.catchup``: a socket joined mid-run and wants a snapshot (``agent.snapshot``);
+- ``agent.left``: a socket left; unless runs continue after the last socket is gone,
+  the run asks the event group who is still there (``agent.presence``) and cancels
+  itself if nobody answers (``agent.here``) within ``PRESENCE_TIMEOUT`` seconds.
+
+Group names are derived from the conversation's primary key, never from the id the
+client sent. Every database operation is one hop, through ``records``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import uuid
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from agents import Agent
+
+from django_agent_sessions import signals
+from django_agent_sessions.conf import app_settings
+from django_agent_sessions.models import AgentRun
+from django_agent_sessions.serialization import valid_unicode
+from django_agent_sessions.websocket import records
+from django_agent_sessions.websocket.events import StreamedRun
+from django_agent_sessions.websocket.outcomes import CANCELLED, COMPLETED, FAILED, usage_dict
+
+logger = logging.getLogger(__name__)
+
+_T = TypeVar("_T")
+PRESENCE_TIMEOUT = 1.0
+TERMINAL_EVENTS = frozenset({"run.completed", "run.cancelled", "run.failed"})
+
+# Runs of this process, by conversation primary key.
+_local_runs: dict[int, ActiveRun] = {}
+
+
+def group_name(session_pk: int) -> str:
+    """The group of the sockets watching a conversation."""
+    return f"agent_sessions.{session_pk}"
+
+
+def control_group_name(session_pk: int) -> str:
+    """The group of the run of a conversation (at most one member at a time)."""
+    return f"agent_sessions.{session_pk}.run"
+
+
+def local_run(session_pk: int) -> ActiveRun | None:
+    return _local_runs.get(session_pk)
+
+
+@dataclass(frozen=True)
+class RunRequest:
+    """What a socket asks for: this agent, answering ``text``, in this conversation."""
+
+    agent: Agent[Any]
+    text: str
+    session: Any  # the run's DjangoSession
+    context: Any  # what tools receive as ctx.context
+    conversation_pk: int
+    session_id: str  # the stored conversation id, for signal receivers
+    user: Any
+    client_id: str = ""  # the client's id for its user_message, echoed on the wire
+
+
+class ActiveRun:
+    """One running ``StreamedRun``, its record, heartbeat and control channel."""
+
+    def __init__(
+        self,
+        streamed: StreamedRun,
+        started: records.StartedRun,
+        *,
+        session_pk: int,
+        channel_layer: Any,
+        user: Any,
+    ) -> None:
+        self.streamed = streamed
+        self.started = started
+        self.session_pk = session_pk
+        self.layer = channel_layer
+        self.user = user
+        self.group = group_name(session_pk)
+        self.task: asyncio.Task[None] | None = None
+        self._channel = ""
+        self._helpers: list[asyncio.Task[None]] = []
+        self._presence_round = 0
+        self._someone_here = False
+
+    @property
+    def run_id(self) -> str:
+        return self.started.run_id
+
+    async def start(self) -> None:
+        # A channel of its own, not one from new_channel(): channels_redis multiplexes
+        # a process's new_channel() channels over one blocking receive, and cancelling
+        # a receive there (as this listener is, when the run ends) can drop a message
+        # meant for a socket of the same process.
+        self._channel = f"agent_sessions.run.{uuid.uuid4().hex}"
+        await retrying(self.layer.group_add, control_group_name(self.session_pk), self._channel)
+        _local_runs[self.session_pk] = self
+        self._helpers = [
+            asyncio.create_task(self._listen()),
+            asyncio.create_task(self._keep_lease()),
+        ]
+        self.task = asyncio.create_task(self._run())
+
+    def cancel(self) -> None:
+        self.streamed.cancel()
+
+    def snapshot(self) -> dict[str, Any]:
+        return {**self.streamed.snapshot(), "history_item_id": self.started.history_item_id}
+
+    async def _run(self) -> None:
+        terminal: dict[str, Any] | None = None
+        stream = self.streamed.events()
+        try:
+            async for event in stream:
+                if event["type"] in TERMINAL_EVENTS:
+                    terminal = event
+                else:
+                    await self._publish(event)
+        except Exception:
+            logger.exception("Publishing run %s failed; the run was stopped.", self.run_id)
+            self.streamed.outcome.status = FAILED
+            self.streamed.outcome.error = "Publishing to the channel layer failed."
+        finally:
+            # Stops the SDK run if it is still going (this task was cancelled, e.g. at
+            # worker shutdown, or publishing failed) and lets its last write settle.
+            await stream.aclose()
+            await self._finish(terminal)
+
+    async def _finish(self, terminal: dict[str, Any] | None) -> None:
+        for helper in self._helpers:
+            helper.cancel()
+        outcome = self.streamed.outcome
+        if terminal is None:
+            # Publishing failed (error set above), or this task was cancelled, e.g. when
+            # the worker shuts down: the run stopped before its own end.
+            outcome.status = FAILED if outcome.error else CANCELLED
+            terminal = self.streamed.final_event()
+        usage = outcome.usage
+        record = None
+        try:
+            # Finished before the terminal event goes out, so a client that starts the
+            # next run as soon as it sees it is never told "busy".
+            record = await records.finish_run(
+                self.started.pk,
+                status=outcome.status,
+                usage=usage,
+                error=outcome.error,
+                error_code=terminal.get("error", {}).get("code", ""),
+                # What the sockets were shown of a reply that was never saved: history
+                # shows it, with the run's status, after a reload.
+                partial_text=""
+                if outcome.status == COMPLETED
+                else self.streamed.snapshot()["text"],
+            )
+        except Exception:
+            logger.exception("Could not record the end of run %s.", self.run_id)
+        finally:
+            if _local_runs.get(self.session_pk) is self:
+                del _local_runs[self.session_pk]
+        try:
+            await retrying(
+                self.layer.group_discard, control_group_name(self.session_pk), self._channel
+            )
+            # Sent twice: the channel layer delivers at most once (channels_redis can
+            # lose a message when another socket of the same process disconnects while
+            # receiving), and a page that misses the end of a run waits forever. Sockets
+            # drop the copy by its seq.
+            await self._publish(terminal)
+            await self._publish(terminal)
+        except Exception:
+            logger.exception("Could not publish the end of run %s.", self.run_id)
+        if record is not None:
+            await send_robust(
+                signals.run_finished, run=record, usage=usage_dict(usage), user=self.user
+            )
+
+    async def _publish(self, event: dict[str, Any]) -> None:
+        await publish(self.layer, self.group, event)
+
+    async def _listen(self) -> None:
+        while True:
+            try:
+                await self._handle(await self.layer.receive(self._channel))
+            except Exception:
+                # A channel layer hiccup must not leave the run deaf to "cancel".
+                logger.exception("Run %s could not read its control channel.", self.run_id)
+                await asyncio.sleep(1)
+
+    async def _handle(self, message: dict[str, Any]) -> None:
+        kind = message.get("type")
+        if kind == "agent.cancel" and message.get("run_id") in (None, self.run_id):
+            self.cancel()
+        elif kind == "agent.catchup" and isinstance(message.get("reply_to"), str):
+            await retrying(
+                self.layer.send,
+                message["reply_to"],
+                {"type": "agent.snapshot", "snapshot": valid_unicode(self.snapshot())},
+            )
+        elif kind == "agent.left" and not app_settings.CONTINUE_RUNS_AFTER_DISCONNECT:
+            await self._ask_who_is_here()
+        elif kind == "agent.here":
+            self._someone_here = True
+
+    async def _ask_who_is_here(self) -> None:
+        self._presence_round += 1
+        self._someone_here = False
+        # Asked twice: channels_redis can lose a message to a process-local channel when
+        # a receive is cancelled, as a leaving socket's is, and one lost question or
+        # answer must not cancel a run that another tab is watching.
+        for _attempt in range(2):
+            await retrying(
+                self.layer.group_send,
+                self.group,
+                {"type": "agent.presence", "reply_to": self._channel},
+            )
+        asyncio.get_running_loop().call_later(
+            PRESENCE_TIMEOUT, self._cancel_if_alone, self._presence_round
+        )
+
+    def _cancel_if_alone(self, presence_round: int) -> None:
+        if presence_round == self._presence_round and not self._someone_here:
+            logger.info("Run %s has no sockets left; cancelling it.", self.run_id)
+            self.cancel()
+
+    async def _keep_lease(self) -> None:
+        lease = float(app_settings.RUN_LEASE_SECONDS)
+        while True:
+            await asyncio.sleep(lease / 3)
+            try:
+                still_ours = await records.renew_lease(self.started.pk, lease_seconds=lease)
+            except Exception:
+                logger.exception("Could not renew the lease of run %s.", self.run_id)
+                continue
+            if not still_ours:
+                logger.warning("Run %s was taken over by another worker; stopping.", self.run_id)
+                self.cancel()
+                return
+
+
+async def launch_run(request: RunRequest, *, channel_layer: Any) -> ActiveRun | None:
+    """Record and start a run; None if the conversation already has one running.
+
+    The record comes first: its id is the run's id on the wire from the first event on.
+    """
+    agent_name = request.agent.name
+    started = await records.start_run(
+        request.conversation_pk,
+        agent_name=agent_name,
+        lease_seconds=float(app_settings.RUN_LEASE_SECONDS),
+        client_id=request.client_id,
+    )
+    if started is None:
+        return None
+    if started.expired:
+        from django_agent_sessions.websocket import lost  # imports this module
+
+        await lost.announce_expired(channel_layer, list(started.expired))
+    streamed = StreamedRun(
+        request.agent,
+        request.text,
+        run_id=started.run_id,
+        session=request.session,
+        context=request.context,
+        flush_seconds=app_settings.DELTA_FLUSH_SECONDS,
+        flush_bytes=app_settings.DELTA_FLUSH_BYTES,
+        max_bytes=app_settings.MAX_RUN_BYTES,
+        client_id=request.client_id,
+    )
+    active = ActiveRun(
+        streamed,
+        started,
+        session_pk=request.conversation_pk,
+        channel_layer=channel_layer,
+        user=request.user,
+    )
+    await send_robust(
+        signals.run_started,
+        run_id=started.run_id,
+        session_id=request.session_id,
+        agent_name=agent_name,
+        user=request.user,
+    )
+    await active.start()
+    return active
+
+
+async def send_robust(signal: Any, **kwargs: Any) -> None:
+    responses = await signal.asend_robust(sender=AgentRun, **kwargs)
+    for receiver, response in responses:
+        if isinstance(response, Exception):
+            logger.error("A %s receiver failed: %r", receiver, response, exc_info=response)
+
+
+# The channel layer -----------------------------------------------------------------
+
+
+async def retrying(call: Callable[..., Awaitable[_T]], *args: Any) -> _T:
+    """``call(*args)``, tried a second time if the first attempt raises.
+
+    After a Redis restart, channels_redis's pooled connections from before it fail on
+    their next use, once each; the second attempt gets a new connection.
+    """
+    try:
+        return await call(*args)
+    except Exception:
+        logger.warning("A channel layer call failed; trying once more.", exc_info=True)
+        return await call(*args)
+
+
+async def publish(layer: Any, group: str, event: dict[str, Any]) -> None:
+    """Send a wire event to every socket of a group (valid Unicode: msgpack needs it)."""
+    await retrying(layer.group_send, group, {"type": "agent.event", "event": valid_unicode(event)})

@@ -1,0 +1,144 @@
+"""What goes on the wire: frame encoding and display-ready items for browsers.
+
+Stored items are the SDK's input items (dicts); live items are the SDK's ``RunItem``
+objects, converted with ``to_input_item()``. Both are classified by ``items.describe``
+and formatted here, so a conversation looks the same in the ``history`` frame and in
+``item.completed``.
+
+Every display item has a ``kind``:
+
+- ``message``: ``role``, ``text``
+- ``tool_call``: ``call_id``, ``name``, ``arguments`` (the JSON text the model wrote)
+- ``tool_output``: ``call_id``, ``output`` (text)
+- ``reasoning``: ``text`` (the summary, often empty)
+- ``handoff``: ``source``, ``target`` (agent names; live runs only: the handoff's tool
+  call shows as a ``tool_call``, and history shows its output as a ``tool_output``)
+- ``other``: ``type`` (an item type a chat page may ignore)
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from agents.items import HandoffOutputItem, RunItem
+
+from django_agent_sessions.items import ItemView, describe
+from django_agent_sessions.serialization import is_valid_unicode, valid_unicode
+
+
+def display_items(items: list[Any]) -> list[dict[str, Any]]:
+    return [display_item(item) for item in items if isinstance(item, Mapping)]
+
+
+def display_item(item: Mapping[str, Any]) -> dict[str, Any]:
+    """One stored (input) item as the browser shows it: valid Unicode whatever is
+    stored (a lone surrogate becomes U+FFFD; the stored item keeps it)."""
+    shown = _formatted(describe(item))
+    return {key: valid_unicode(value) for key, value in shown.items()}
+
+
+def history_items(entries: list[Any], runs: list[Any]) -> list[dict[str, Any]]:
+    """Stored items (``store.conversations.StoredItem``) for the history frame, each
+    with its ``id``, ``created_at`` and ``run_id``; after the items of a run that was
+    stopped or failed, the reply it had streamed, with the run's ``status``.
+    """
+    shown: list[dict[str, Any]] = []
+    notes = [run for run in runs if run.status in _ENDED_EARLY]
+    ordered = sorted(runs, key=lambda run: run.history_item_id)
+    run_index = 0
+    labelled: set[str] = set()
+    for entry in entries:
+        while notes and notes[0].last_item_id < entry.id:
+            shown.append(_note(notes.pop(0)))
+        if not isinstance(entry.item, Mapping):
+            continue
+        while run_index + 1 < len(ordered) and ordered[run_index + 1].history_item_id < entry.id:
+            run_index += 1
+        run = ordered[run_index] if ordered else None
+        owner = run if run is not None and _holds(run, entry.id) else None
+        item = display_item(entry.item)
+        item.update(
+            id=entry.id,
+            created_at=entry.created_at.isoformat(),
+            run_id=owner.run_id if owner is not None else None,
+        )
+        if owner is not None and owner.client_id and owner.run_id not in labelled:
+            # The run's first item is the user message the client sent with this id.
+            labelled.add(owner.run_id)
+            item["client_id"] = owner.client_id
+        shown.append(item)
+    shown.extend(_note(note) for note in notes)
+    return shown
+
+
+_ENDED_EARLY = {"cancelled", "failed"}
+
+
+def _holds(run: Any, item_id: int) -> bool:
+    if item_id <= run.history_item_id:
+        return False
+    return bool(run.status == "running" or item_id <= run.last_item_id)
+
+
+def _note(run: Any) -> dict[str, Any]:
+    """The unfinished reply of a stopped or failed run, as history shows it."""
+    note: dict[str, Any] = {
+        "kind": "message",
+        "role": "assistant",
+        "text": valid_unicode(run.partial_text),
+        "status": run.status,
+        "id": None,
+        "created_at": None,
+        "run_id": run.run_id,
+    }
+    if run.status == "failed":
+        note["error"] = {"code": run.error_code or "agent_error"}
+    return note
+
+
+def display_run_item(item: RunItem) -> dict[str, Any]:
+    """A live ``RunItem`` from the SDK's stream as the browser shows it."""
+    if isinstance(item, HandoffOutputItem):
+        return {
+            "kind": "handoff",
+            "source": item.source_agent.name,
+            "target": item.target_agent.name,
+        }
+    raw = item.to_input_item()
+    return display_item(raw) if isinstance(raw, Mapping) else {"kind": "other", "type": ""}
+
+
+def _formatted(view: ItemView) -> dict[str, Any]:
+    if view.kind == "message":
+        return {"kind": "message", "role": view.role or "assistant", "text": view.text}
+    if view.kind == "tool_call":
+        return {
+            "kind": "tool_call",
+            "call_id": view.call_id,
+            "name": view.name,
+            "arguments": view.arguments,
+        }
+    if view.kind == "tool_output":
+        return {"kind": "tool_output", "call_id": view.call_id, "output": view.text}
+    if view.kind == "reasoning":
+        return {"kind": "reasoning", "text": view.text}
+    return {"kind": "other", "type": view.type}
+
+
+def frame_text(frame: Any) -> str:
+    """A wire frame as the consumer sends it: JSON, non-ASCII kept as UTF-8.
+
+    Always valid UTF-8: a lone surrogate that reached a frame (UTF-8 cannot encode it,
+    and daphne would close the socket with 1011) is sent as a JSON escape instead.
+    """
+    text = json.dumps(frame, ensure_ascii=False)
+    if is_valid_unicode(text):
+        return text
+    return json.dumps(frame, ensure_ascii=True)
+
+
+def frame_size(frame: Any) -> int:
+    """Bytes a frame takes on the socket (what ``MAX_RUN_BYTES`` counts)."""
+    return len(frame_text(frame).encode("utf-8", "replace"))

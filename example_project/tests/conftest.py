@@ -1,0 +1,72 @@
+"""Fixtures for the example project's tests: live daphne servers and logged-in pages."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from agents import set_tracing_disabled
+
+from example_project.tests.servers import (
+    DaphneServer,
+    ServerDatabase,
+    create_user,
+    server_environment,
+)
+from tests.browser import browser  # noqa: F401 - the module-scoped Chromium fixture
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _no_trace_export() -> None:
+    # No test has an API key, so the SDK's trace exporter would only log warnings.
+    set_tracing_disabled(True)
+
+
+@pytest.fixture(scope="module")
+def log_dir() -> Path:
+    from django.conf import settings
+
+    directory = Path(settings.ARTIFACTS_DIR) / "server-logs"
+    directory.mkdir(parents=True, exist_ok=True)
+    return directory
+
+
+@pytest.fixture(scope="module")
+def server_database(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerDatabase]:
+    database = ServerDatabase(tmp_path_factory.mktemp("example-db"))
+    try:
+        database.prepare(server_environment(database.url))
+        yield database
+    finally:
+        database.drop()
+
+
+@pytest.fixture(scope="module")
+def chat_server(server_database: ServerDatabase, log_dir: Path) -> Iterator[DaphneServer]:
+    """One daphne worker with the in-memory channel layer."""
+    server = DaphneServer("chat", log_dir, server_environment(server_database.url))
+    server.start()
+    yield server
+    server.close()
+
+
+@pytest.fixture
+def chat_user(chat_server: DaphneServer) -> tuple[str, str]:
+    """A new login on the servers' database (made by ``manage.py ensure_demo_user``)."""
+    return create_user(chat_server.env)
+
+
+def log_in(page: Any, server_url: str, user: tuple[str, str]) -> None:
+    page.goto(server_url + "/accounts/login/")
+    page.get_by_label("Username").fill(user[0])
+    page.get_by_label("Password").fill(user[1])
+    page.get_by_role("button", name="Log in").click()
+    page.wait_for_url(re.compile(r".*/c/[0-9a-f]{32}/$"))
+    wait_connected(page)
+
+
+def wait_connected(page: Any) -> None:
+    page.wait_for_selector('#connection-status[data-state="connected"]', timeout=15_000)

@@ -1,0 +1,154 @@
+"""A real browser talks to a real daphne server: the protocol as a front end sees it."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+import time
+
+import pytest
+
+from tests.browser import launched_chromium, save_screenshot
+from tests.processes import REPO_ROOT, worker_env
+from tests.websockets import login_cookie
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.browser]
+
+# A small client, as a chat page would have it: it records every frame and close code.
+CLIENT_JS = """
+window.openChat = (name, sessionId) => new Promise((resolve) => {
+  const chat = {frames: [], closeCode: null};
+  chat.socket = new WebSocket(`ws://${location.host}/ws/agent-sessions/${sessionId}/`);
+  chat.socket.onmessage = (event) => chat.frames.push(JSON.parse(event.data));
+  chat.socket.onclose = (event) => { chat.closeCode = event.code; resolve(chat); };
+  chat.socket.onopen = () => resolve(chat);
+  window[name] = chat;
+});
+window.framesOf = (name, type) => window[name].frames.filter((f) => f.type === type);
+"""
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@pytest.fixture
+def server():
+    port = free_port()
+    env = worker_env(AGENT_SESSIONS_TEST_AGENT="tests.chat_agent.make_demo_agent")
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "daphne",
+            "-b",
+            "127.0.0.1",
+            "-p",
+            str(port),
+            "tests.asgi:application",
+        ],
+        env=env,
+        cwd=REPO_ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 120  # a hang guard: a busy machine starts slowly
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                break
+            except OSError:
+                if time.monotonic() > deadline or process.poll() is not None:
+                    raise AssertionError("daphne did not start") from None
+                time.sleep(0.1)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+@pytest.fixture
+def alice_cookie(make_user):
+    return login_cookie(make_user("alice")).decode().split("=", 1)[1]
+
+
+@pytest.fixture
+def browser(server, alice_cookie):
+    """A browser started after the database work of the test's setup, and stopped before
+    its teardown: Playwright's event loop makes Django refuse sync queries meanwhile."""
+    with launched_chromium() as instance:
+        yield instance
+
+
+def open_page(context, base):
+    page = context.new_page()
+    page.goto(base + "/admin/login/")
+    page.add_script_tag(content=CLIENT_JS)
+    return page
+
+
+def wait_for(page, name, type_, count=1):
+    page.wait_for_function(f"framesOf('{name}', '{type_}').length >= {count}", timeout=10_000)
+
+
+def test_a_browser_chats_cancels_reconnects_and_shares_a_conversation(
+    browser, server, alice_cookie, session_id
+):
+    context = browser.new_context()
+    context.add_cookies([{"name": "sessionid", "value": alice_cookie, "url": server}])
+    tab = open_page(context, server)
+    other_tab = open_page(context, server)
+    tab.evaluate(f"openChat('chat', '{session_id}')")
+    other_tab.evaluate(f"openChat('chat', '{session_id}')")
+    # Both tabs must be connected before the run starts, or the later one only catches up.
+    wait_for(tab, "chat", "history")
+    wait_for(other_tab, "chat", "history")
+
+    # A conversation with a tool, seen by both tabs.
+    tab.evaluate("chat.socket.send(JSON.stringify({type: 'user_message', text: 'weather?'}))")
+    wait_for(tab, "chat", "run.completed")
+    wait_for(other_tab, "chat", "run.completed")
+    kinds = tab.evaluate("framesOf('chat', 'item.completed').map((f) => f.item.kind)")
+    assert kinds == ["message", "tool_call", "tool_output", "message"]
+    text = tab.evaluate("framesOf('chat', 'text.delta').map((f) => f.delta).join('')")
+    assert text == "The forecast says sunny in Paris."
+    assert other_tab.evaluate("chat.frames.length") == tab.evaluate("chat.frames.length")
+
+    # Stop a long reply from the other tab.
+    seen = tab.evaluate("framesOf('chat', 'text.delta').length")
+    tab.evaluate("chat.socket.send(JSON.stringify({type: 'user_message', text: 'a long story'}))")
+    wait_for(tab, "chat", "text.delta", count=seen + 3)
+    other_tab.evaluate("chat.socket.send(JSON.stringify({type: 'cancel'}))")
+    wait_for(tab, "chat", "run.cancelled")
+    save_screenshot(tab, "websocket-client")
+
+    # A reload sees the conversation, without the half-written reply.
+    tab.reload()
+    tab.add_script_tag(content=CLIENT_JS)
+    tab.evaluate(f"openChat('again', '{session_id}')")
+    wait_for(tab, "again", "history")
+    history = tab.evaluate("framesOf('again', 'history')[0]")
+    assert [item["kind"] for item in history["items"]] == [  # noqa: RUF100
+        "message",
+        "tool_call",
+        "tool_output",
+        "message",
+        "message",
+    ]
+    assert history["items"][-1] == {"kind": "message", "role": "user", "text": "a long story"}
+    assert history["active_run"] is None
+    context.close()
+
+
+def test_the_browser_sees_the_close_code_for_anonymous_sockets(browser, server, session_id):
+    context = browser.new_context()
+    page = open_page(context, server)
+    chat = page.evaluate(f"openChat('chat', '{session_id}').then(() => null)")
+    assert chat is None
+    page.wait_for_function("chat.closeCode !== null", timeout=10_000)
+    assert page.evaluate("chat.closeCode") == 4401
+    context.close()
