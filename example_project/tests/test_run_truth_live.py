@@ -23,7 +23,13 @@ import pytest
 import websockets
 
 from example_project.tests.live import LiveSocket, log_in
-from example_project.tests.servers import REPO_ROOT, DaphneServer, create_user, manage, server_environment
+from example_project.tests.servers import (
+    REPO_ROOT,
+    DaphneServer,
+    create_user,
+    manage,
+    server_environment,
+)
 from tests.services import PostgresServer, RedisServer
 
 pytestmark = [pytest.mark.redis, pytest.mark.timeout(300)]

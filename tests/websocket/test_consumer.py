@@ -471,6 +471,11 @@ async def test_signals_report_runs_and_usage(alice, alice_cookie, session_id):
         await socket.open()
         await socket.say("Weather?")
         done = (await socket.until("run.completed"))[-1]
+        # run_finished follows the terminal event (receivers never delay it).
+        for _ in range(250):
+            if len(seen) == 2:
+                break
+            await asyncio.sleep(0.02)
         await socket.close()
     finally:
         run_started.disconnect(started)
