@@ -23,9 +23,9 @@ from django.utils.translation import gettext as _
 from django_agent_sessions import DjangoSession
 from django_agent_sessions.conf import app_settings
 from django_agent_sessions.exceptions import SessionOwnershipError
-from django_agent_sessions.serialization import is_valid_unicode
-from django_agent_sessions.websocket import lost, ratelimit, records, runs, wire
+from django_agent_sessions.websocket import layer, lost, ratelimit, records, runs, wire
 from django_agent_sessions.websocket.agent_loading import load_agent
+from django_agent_sessions.websocket.closing import ClosingSafeMixin
 from django_agent_sessions.websocket.context import AgentRunContext
 from django_agent_sessions.websocket.relay import RelayMixin
 
@@ -57,54 +57,13 @@ class _InvalidJson(ValueError):
     pass
 
 
-class AgentSessionConsumer(RelayMixin, AsyncJsonWebsocketConsumer):  # type: ignore[misc]
+class AgentSessionConsumer(ClosingSafeMixin, RelayMixin, AsyncJsonWebsocketConsumer):  # type: ignore[misc]
     """Chat with the configured agent in the conversation named by the URL."""
 
     conversation_pk: int | None = None
     session_id = ""
     anonymous_key = ""  # the keyed hash of an anonymous socket's Django session key
-    # Set once the socket is closing: sends are dropped from then on (see _guarded).
-    _gone = False
-    _holds_sweeper = False
-
-    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        await super().__call__(scope, receive, self._guarded(send))
-
-    def _guarded(self, send: Any) -> Any:
-        """The server's send, made safe for a socket that is closing.
-
-        daphne raises ``autobahn.exception.Disconnected`` on a send once the browser's
-        close handshake has begun, before the consumer reads ``websocket.disconnect``.
-        Uncaught, it would end the consumer and ``disconnect()`` would never run (the
-        run would go on for nobody). Such a send is dropped instead, and so is every
-        later one; the disconnect is handled as usual when it is read.
-        """
-
-        async def guarded(message: dict[str, Any]) -> None:
-            if self._gone and message.get("type") in ("websocket.send", "websocket.close"):
-                return
-            try:
-                await send(message)
-            except Exception as error:
-                if not _is_disconnected(error):
-                    raise
-                self._gone = True
-                logger.debug("Dropped a frame for a closing socket.")
-
-        return guarded
-
-    @property
-    def channel_receive(self) -> Any:
-        return self._receive_from_layer
-
-    @channel_receive.setter
-    def channel_receive(self, receive: Any) -> None:
-        self._layer_receive = receive
-
-    async def _receive_from_layer(self) -> Any:
-        # A Redis restart breaks the pooled connection this waits on; one retry gets a
-        # new one instead of closing a socket that just (re)connected.
-        return await runs.retrying(self._layer_receive)
+    _holds_sweeper = False  # holds lost.sweeper while connected
 
     async def connect(self) -> None:
         self.start_relay()
@@ -123,7 +82,7 @@ class AgentSessionConsumer(RelayMixin, AsyncJsonWebsocketConsumer):  # type: ign
             return await self._refuse(CLOSE_FORBIDDEN)
         self.conversation_pk = opened.pk
         await self.accept()
-        await runs.retrying(
+        await layer.retrying(
             self.channel_layer.group_add, runs.group_name(opened.pk), self.channel_name
         )
         lost.sweeper.acquire(self.channel_layer)
@@ -158,12 +117,12 @@ class AgentSessionConsumer(RelayMixin, AsyncJsonWebsocketConsumer):  # type: ign
             lost.sweeper.release()
         if self.conversation_pk is None:
             return
-        await runs.retrying(
+        await layer.retrying(
             self.channel_layer.group_discard,
             runs.group_name(self.conversation_pk),
             self.channel_name,
         )
-        await runs.retrying(
+        await layer.retrying(
             self.channel_layer.group_send,
             runs.control_group_name(self.conversation_pk),
             {"type": "agent.left"},
@@ -219,7 +178,7 @@ class AgentSessionConsumer(RelayMixin, AsyncJsonWebsocketConsumer):  # type: ign
         text = content.get("text")
         if not isinstance(text, str) or not text.strip():
             return await self._error("empty_text", _("Write a message first."), client_id)
-        if not is_valid_unicode(text) or "\x00" in text:
+        if not wire.is_valid_unicode(text) or "\x00" in text:
             # A lone surrogate (half an emoji) or NUL: it could be neither relayed (UTF-8,
             # msgpack) nor stored and shown faithfully, so nothing starts or is stored.
             return await self._error(
@@ -260,14 +219,18 @@ class AgentSessionConsumer(RelayMixin, AsyncJsonWebsocketConsumer):  # type: ign
             user=self.user,
             client_id=client_id,
         )
-        return await runs.launch_run(request, channel_layer=self.channel_layer)
+        active = await runs.launch_run(request, channel_layer=self.channel_layer)
+        if active is not None and active.started.expired:
+            # The conversation's previous run had lost its worker: its sockets learn now.
+            await lost.announce_expired(self.channel_layer, list(active.started.expired))
+        return active
 
     async def _cancel(self, content: dict[str, Any]) -> None:
         assert self.conversation_pk is not None
         message: dict[str, Any] = {"type": "agent.cancel"}
         if isinstance(content.get("run_id"), str):
             message["run_id"] = content["run_id"]
-        await runs.retrying(
+        await layer.retrying(
             self.channel_layer.group_send, runs.control_group_name(self.conversation_pk), message
         )
         # A run whose worker died cannot answer: if its lease has expired, it ends now
@@ -309,12 +272,3 @@ class AgentSessionConsumer(RelayMixin, AsyncJsonWebsocketConsumer):  # type: ign
     @classmethod
     async def encode_json(cls, content: Any) -> str:
         return wire.frame_text(content)
-
-
-def _is_disconnected(error: BaseException) -> bool:
-    """Whether ``error`` is the server refusing a send on a socket that is closing."""
-    try:
-        from autobahn.exception import Disconnected
-    except ImportError:  # another ASGI server than daphne
-        return False
-    return isinstance(error, Disconnected)

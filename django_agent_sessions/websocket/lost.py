@@ -22,8 +22,9 @@ from django.utils.translation import gettext as _
 from django_agent_sessions import signals
 from django_agent_sessions.conf import app_settings
 from django_agent_sessions.websocket import records
+from django_agent_sessions.websocket.layer import publish
 from django_agent_sessions.websocket.outcomes import usage_dict
-from django_agent_sessions.websocket.runs import group_name, publish, send_robust
+from django_agent_sessions.websocket.runs import group_name, send_robust
 
 logger = logging.getLogger(__name__)
 

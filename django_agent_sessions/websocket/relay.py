@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from django.utils.translation import gettext as _
 
 from django_agent_sessions.conf import app_settings
-from django_agent_sessions.websocket import records, runs, wire
+from django_agent_sessions.websocket import layer, records, runs, wire
 from django_agent_sessions.websocket.ordering import Sequencer
 
 # The version of docs/wire-protocol.md the server speaks, sent in every history frame.
@@ -57,7 +57,7 @@ class RelayMixin:
         # A run is in flight (here or in another worker): ask it where it is, and hold
         # its events until the answer (or the timeout) so nothing is shown twice.
         self._buffer = []
-        await runs.retrying(
+        await layer.retrying(
             self.channel_layer.group_send,
             runs.control_group_name(self.conversation_pk),
             {"type": "agent.catchup", "reply_to": self.channel_name},
@@ -130,7 +130,7 @@ class RelayMixin:
 
     async def _catchup_timeout(self) -> None:
         await asyncio.sleep(CATCHUP_TIMEOUT)
-        await runs.retrying(
+        await layer.retrying(
             self.channel_layer.send, self.channel_name, {"type": "agent.catchup_timeout"}
         )
 
@@ -175,4 +175,4 @@ class RelayMixin:
             await self.send_json(ready)
 
     async def agent_presence(self, message: dict[str, Any]) -> None:
-        await runs.retrying(self.channel_layer.send, message["reply_to"], {"type": "agent.here"})
+        await layer.retrying(self.channel_layer.send, message["reply_to"], {"type": "agent.here"})

@@ -19,7 +19,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -29,7 +28,7 @@ from django_agent_sessions import signals
 from django_agent_sessions.conf import app_settings
 from django_agent_sessions.models import AgentRun
 from django_agent_sessions.serialization import valid_unicode
-from django_agent_sessions.websocket import records
+from django_agent_sessions.websocket import layer, records
 from django_agent_sessions.websocket.events import StreamedRun
 from django_agent_sessions.websocket.outcomes import CANCELLED, COMPLETED, FAILED, usage_dict
 
@@ -105,7 +104,9 @@ class ActiveRun:
         # a receive there (as this listener is, when the run ends) can drop a message
         # meant for a socket of the same process.
         self._channel = f"agent_sessions.run.{uuid.uuid4().hex}"
-        await retrying(self.layer.group_add, control_group_name(self.session_pk), self._channel)
+        await layer.retrying(
+            self.layer.group_add, control_group_name(self.session_pk), self._channel
+        )
         _local_runs[self.session_pk] = self
         self._helpers = [
             asyncio.create_task(self._listen()),
@@ -170,7 +171,7 @@ class ActiveRun:
             if _local_runs.get(self.session_pk) is self:
                 del _local_runs[self.session_pk]
         try:
-            await retrying(
+            await layer.retrying(
                 self.layer.group_discard, control_group_name(self.session_pk), self._channel
             )
             # Sent twice: the channel layer delivers at most once (channels_redis can
@@ -187,7 +188,7 @@ class ActiveRun:
             )
 
     async def _publish(self, event: dict[str, Any]) -> None:
-        await publish(self.layer, self.group, event)
+        await layer.publish(self.layer, self.group, event)
 
     async def _listen(self) -> None:
         while True:
@@ -203,7 +204,7 @@ class ActiveRun:
         if kind == "agent.cancel" and message.get("run_id") in (None, self.run_id):
             self.cancel()
         elif kind == "agent.catchup" and isinstance(message.get("reply_to"), str):
-            await retrying(
+            await layer.retrying(
                 self.layer.send,
                 message["reply_to"],
                 {"type": "agent.snapshot", "snapshot": valid_unicode(self.snapshot())},
@@ -220,7 +221,7 @@ class ActiveRun:
         # a receive is cancelled, as a leaving socket's is, and one lost question or
         # answer must not cancel a run that another tab is watching.
         for _attempt in range(2):
-            await retrying(
+            await layer.retrying(
                 self.layer.group_send,
                 self.group,
                 {"type": "agent.presence", "reply_to": self._channel},
@@ -263,10 +264,6 @@ async def launch_run(request: RunRequest, *, channel_layer: Any) -> ActiveRun | 
     )
     if started is None:
         return None
-    if started.expired:
-        from django_agent_sessions.websocket import lost  # imports this module
-
-        await lost.announce_expired(channel_layer, list(started.expired))
     streamed = StreamedRun(
         request.agent,
         request.text,
@@ -301,24 +298,3 @@ async def send_robust(signal: Any, **kwargs: Any) -> None:
     for receiver, response in responses:
         if isinstance(response, Exception):
             logger.error("A %s receiver failed: %r", receiver, response, exc_info=response)
-
-
-# The channel layer -----------------------------------------------------------------
-
-
-async def retrying(call: Callable[..., Awaitable[_T]], *args: Any) -> _T:
-    """``call(*args)``, tried a second time if the first attempt raises.
-
-    After a Redis restart, channels_redis's pooled connections from before it fail on
-    their next use, once each; the second attempt gets a new connection.
-    """
-    try:
-        return await call(*args)
-    except Exception:
-        logger.warning("A channel layer call failed; trying once more.", exc_info=True)
-        return await call(*args)
-
-
-async def publish(layer: Any, group: str, event: dict[str, Any]) -> None:
-    """Send a wire event to every socket of a group (valid Unicode: msgpack needs it)."""
-    await retrying(layer.group_send, group, {"type": "agent.event", "event": valid_unicode(event)})

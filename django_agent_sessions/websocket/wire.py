@@ -25,7 +25,8 @@ from typing import Any
 from agents.items import HandoffOutputItem, RunItem
 
 from django_agent_sessions.items import ItemView, describe
-from django_agent_sessions.serialization import is_valid_unicode, valid_unicode
+from django_agent_sessions.serialization import is_valid_unicode as is_valid_unicode
+from django_agent_sessions.serialization import valid_unicode
 
 
 def display_items(items: list[Any]) -> list[dict[str, Any]]:
