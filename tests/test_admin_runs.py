@@ -65,7 +65,7 @@ def test_runs_are_listed_read_only_with_duration_and_a_link(run_viewer):
 
 
 def test_the_transcript_shows_a_stopped_reply_after_its_message(run_viewer):
-    conversation, run = _conversation_with_a_stopped_run()
+    conversation, _run = _conversation_with_a_stopped_run()
     body = run_viewer.get(
         reverse("admin:django_agent_sessions_agentsession_change", args=[conversation.pk])
     ).content.decode()

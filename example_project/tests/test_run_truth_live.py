@@ -94,12 +94,12 @@ def stack(tmp_path_factory: pytest.TempPathFactory, log_dir: Path) -> Iterator[S
 
 
 @pytest.fixture
-def live(stack: Stack) -> Iterator[Stack]:
+def live(stack: Stack) -> Stack:
     stack.ensure_running()
     # Each test starts with a fresh rate-limit window of its own user.
     stack.user = create_user(stack.env)
     stack.cookie = log_in(stack.workers[0].url, stack.user)
-    yield stack
+    return stack
 
 
 def new_id() -> str:
@@ -144,6 +144,7 @@ async def test_a_killed_workers_run_ends_as_worker_lost_for_every_watcher(live):
 
     frames = await b.until("run.completed", "run.cancelled", "run.failed", timeout=LEASE * 4)
     waited = time.monotonic() - killed_at
+    print(f"MEASURED worker_lost reached the other worker {waited:.1f}s after SIGKILL")
     end = frames[-1]
     assert end["type"] == "run.failed", end
     assert end["run_id"] == run_id
@@ -174,7 +175,9 @@ async def test_a_run_streaming_across_a_postgres_restart_completes_and_is_saved(
     await socket.open()
     await socket.send({"type": "user_message", "text": STORY})
     await socket.until("text.delta")
+    restart_at = time.monotonic()
     live.postgres.restart()
+    print(f"MEASURED pg_ctl restart -m fast took {time.monotonic() - restart_at:.1f}s")
     end = (await socket.until("run.completed", "run.cancelled", "run.failed", timeout=90))[-1]
     assert end["type"] == "run.completed", end
     await socket.close()
@@ -223,7 +226,8 @@ def test_djangosession_uses_a_fresh_connection_after_a_postgres_restart(live):
         stdout=subprocess.PIPE,
         text=True,
     )
-    assert worker.stdin is not None and worker.stdout is not None
+    assert worker.stdin is not None
+    assert worker.stdout is not None
 
     def ask(command: str) -> Any:
         worker.stdin.write(command + "\n")
@@ -257,7 +261,9 @@ async def _open_and_stay(stack: Stack, worker: int, conversation: str) -> LiveSo
             return socket  # open, and quiet: usable
         except (websockets.ConnectionClosed, OSError) as error:
             if time.monotonic() > deadline:
-                raise AssertionError(f"no socket stays open after a Redis restart: {error}")
+                raise AssertionError(
+                    f"no socket stays open after a Redis restart: {error}"
+                ) from error
         await socket.close()
         await asyncio.sleep(0.5)
 
@@ -268,9 +274,11 @@ async def test_after_a_redis_restart_the_first_run_on_each_worker_succeeds(live)
     for socket in sockets:
         await socket.open()
     live.redis.restart()
+    restarted_at = time.monotonic()
     for socket in sockets:  # acceptable: the socket closes, the page reconnects
-        with pytest.raises(websockets.ConnectionClosed):
+        with pytest.raises(websockets.ConnectionClosed) as closed:
             await socket.receive(timeout=20)
+        print(f"MEASURED after a Redis restart the socket closed with {closed.value.rcvd}")
 
     reconnects = 0
     for n in (0, 1):
@@ -280,6 +288,8 @@ async def test_after_a_redis_restart_the_first_run_on_each_worker_succeeds(live)
         frames = await socket.until("run.completed", "run.failed", "error", timeout=30)
         assert frames[0]["type"] == "run.started", frames
         assert frames[-1]["type"] == "run.completed", frames
+        after = time.monotonic() - restarted_at
+        print(f"MEASURED worker {n}: reconnected and ran a reply {after:.1f}s after")
         await socket.close()
     assert reconnects == 2
 

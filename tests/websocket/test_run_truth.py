@@ -20,8 +20,8 @@ from channels.testing import WebsocketCommunicator
 from django.utils import timezone
 
 from django_agent_sessions import DjangoSession, signals
-from django_agent_sessions.websocket import records
 from django_agent_sessions.models import AgentRun, AgentSession, SessionItem
+from django_agent_sessions.websocket import records
 from tests import chat_agent
 from tests.asgi import websocket_application
 from tests.scripted import streamed_reply, tool_turn
@@ -331,7 +331,8 @@ async def test_a_stopped_reply_is_in_history_with_its_text_and_status(alice_cook
         run_id,
         "m-1",
     )
-    assert isinstance(user["id"], int) and user["created_at"]
+    assert isinstance(user["id"], int)
+    assert user["created_at"]
     assert note == {
         "kind": "message",
         "role": "assistant",
