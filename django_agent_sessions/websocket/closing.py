@@ -13,12 +13,14 @@ group or telling the run it left, and the run went on for nobody):
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from typing import Any
 
-from django_agent_sessions.websocket import layer
-
 logger = logging.getLogger(__name__)
+# A receive is tried this often: each pooled connection from before a Redis restart
+# fails once.
+_RECEIVE_ATTEMPTS = 3
 
 
 class ClosingSafeMixin:
@@ -62,9 +64,22 @@ class ClosingSafeMixin:
         self._layer_receive = receive
 
     async def _receive_from_layer(self) -> Any:
-        # A Redis restart breaks the pooled connection this waits on; one retry gets a
-        # new one instead of closing a socket that just (re)connected.
-        return await layer.retrying(self._layer_receive)
+        # A Redis restart breaks the pooled connections this waits on, and the restarted
+        # Redis has forgotten the socket's groups: rejoin them, then wait again on a new
+        # connection, instead of closing a socket that would otherwise be deaf.
+        for attempt in range(_RECEIVE_ATTEMPTS):
+            try:
+                return await self._layer_receive()
+            except Exception:
+                if attempt == _RECEIVE_ATTEMPTS - 1:
+                    raise
+                logger.warning("The channel layer failed; rejoining and waiting again.")
+                await asyncio.sleep(0.1 * (attempt + 1))
+                await self.rejoin_groups()
+        raise AssertionError("unreachable")
+
+    async def rejoin_groups(self) -> None:
+        """Join the socket's channel-layer groups again (after the layer lost them)."""
 
 
 def _is_disconnected(error: BaseException) -> bool:

@@ -109,6 +109,14 @@ class AgentSessionConsumer(ClosingSafeMixin, RelayMixin, AsyncJsonWebsocketConsu
         self.anonymous_key = anonymous_owner(key)
         return f"{ANONYMOUS_PREFIX}:{self.anonymous_key}:{requested}"
 
+    async def rejoin_groups(self) -> None:
+        if self.conversation_pk is not None:
+            await layer.retrying(
+                self.channel_layer.group_add,
+                runs.group_name(self.conversation_pk),
+                self.channel_name,
+            )
+
     async def disconnect(self, code: int) -> None:
         self.stop_relay()
         self._gone = True

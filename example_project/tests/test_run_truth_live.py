@@ -275,23 +275,29 @@ async def test_after_a_redis_restart_the_first_run_on_each_worker_succeeds(live)
         await socket.open()
     live.redis.restart()
     restarted_at = time.monotonic()
-    for socket in sockets:  # acceptable: the socket closes, the page reconnects
-        with pytest.raises(websockets.ConnectionClosed) as closed:
-            await socket.receive(timeout=20)
-        print(f"MEASURED after a Redis restart the socket closed with {closed.value.rcvd}")
-
-    reconnects = 0
     for n in (0, 1):
-        socket = await _open_and_stay(live, n, conversations[n])
-        reconnects += 1
-        await socket.send({"type": "user_message", "text": f"hello worker {n}"})
-        frames = await socket.until("run.completed", "run.failed", "error", timeout=30)
-        assert frames[0]["type"] == "run.started", frames
-        assert frames[-1]["type"] == "run.completed", frames
+        # A socket either closes (1011; the page reconnects, acceptable) or stays open,
+        # and then it must still see its conversation's runs.
+        try:
+            await sockets[n].receive(timeout=5)
+            raise AssertionError("a frame nobody asked for")
+        except websockets.ConnectionClosed as closed:
+            print(f"MEASURED worker {n}: after a Redis restart the socket closed ({closed.rcvd})")
+            sockets[n] = await _open_and_stay(live, n, conversations[n])
+        except asyncio.TimeoutError:
+            print(f"MEASURED worker {n}: the socket stayed open across the Redis restart")
+    for n in (0, 1):
+        watcher = live.socket(1 - n, conversations[n])  # the other worker watches too
+        await watcher.open()
+        await sockets[n].send({"type": "user_message", "text": f"hello worker {n}"})
+        for socket in (sockets[n], watcher):
+            frames = await socket.until("run.completed", "run.failed", "error", timeout=30)
+            assert frames[0]["type"] == "run.started", frames
+            assert frames[-1]["type"] == "run.completed", frames
         after = time.monotonic() - restarted_at
-        print(f"MEASURED worker {n}: reconnected and ran a reply {after:.1f}s after")
-        await socket.close()
-    assert reconnects == 2
+        print(f"MEASURED worker {n}: its first run completed {after:.1f}s after the restart")
+        await watcher.close()
+        await sockets[n].close()
 
 
 # 7. The rate limit is shared by the workers --------------------------------------------
