@@ -12,6 +12,7 @@ from django.core.cache import cache
 from django_agent_sessions.conf import app_settings
 
 logger = logging.getLogger(__name__)
+_ATTEMPTS = 3
 _PERIODS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 _RATE = re.compile(r"^\s*(\d+)\s*/\s*([smhd])\s*$")
 
@@ -33,7 +34,7 @@ async def retry_after(user_key: str) -> int | None:
     """Count one run for ``user_key``: None if it may start, else the seconds until the
     current window ends (when it may try again).
 
-    A cache that fails twice (e.g. Redis restarting) lets the run start and logs it:
+    A cache that fails three times in a row (e.g. Redis down) lets the run start and logs it:
     an outage of the cache must not stop every conversation.
     """
     rate = app_settings.RATE_LIMIT
@@ -44,12 +45,13 @@ async def retry_after(user_key: str) -> int | None:
     window = int(now // period)
     key = f"django_agent_sessions:runs:{user_key}:{period}:{window}"
     count = None
-    for attempt in range(2):
+    for attempt in range(_ATTEMPTS):
         try:
             count = await _count(key, period)
             break
         except Exception:
-            if attempt:
+            # After a Redis restart each pooled connection fails once.
+            if attempt == _ATTEMPTS - 1:
                 logger.exception("The rate limit's cache failed; the run is allowed.")
                 return None
     if count is not None and count <= limit:

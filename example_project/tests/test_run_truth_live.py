@@ -74,7 +74,7 @@ def stack(tmp_path_factory: pytest.TempPathFactory, log_dir: Path) -> Iterator[S
             CONN_MAX_AGE="600",  # the documented production settings
             RUN_LEASE_SECONDS=str(LEASE),
             CONTINUE_RUNS_AFTER_DISCONNECT="0",
-            RATE_LIMIT="6/m",
+            RATE_LIMIT="6/d",  # a fixed window: a day is never crossed mid-test
             DEMO_MODEL_DELAY="0.01",
         )
         manage(env, "migrate", "--no-input", "-v", "0")
@@ -304,7 +304,7 @@ async def test_after_a_redis_restart_the_first_run_on_each_worker_succeeds(live)
 
 
 async def test_the_rate_limit_counts_runs_on_every_worker_together(live):
-    # RATE_LIMIT is 6/m: eight conversations, alternating workers, one run each.
+    # RATE_LIMIT is 6/d: eight conversations, alternating workers, one run each.
     outcomes = []
     for n in range(8):
         socket = live.socket(n % 2, new_id())
