@@ -47,8 +47,12 @@ DEFAULTS: dict[str, Any] = {
     # ("30s", "15m", "1h", "2d" or a timedelta). Past it, the run ends as cancelled with
     # its pending calls rejected.
     "APPROVAL_TIMEOUT": "1h",
-    # The history frame a socket gets on connect holds at most this many newest items.
+    # The history frame a socket gets on connect holds at most this many newest items,
+    # and at most this many bytes of items (the newest item is always sent, however
+    # large), so a socket that reads nothing holds a bounded frame. Older items are
+    # paged with "load_older". None disables the byte budget.
     "HISTORY_LIMIT": 500,
+    "HISTORY_MAX_BYTES": 1024 * 1024,
 }
 
 

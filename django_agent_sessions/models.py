@@ -155,6 +155,17 @@ class AgentRun(models.Model):
     # current wait ends: past it, the run is cancelled and its pending calls rejected.
     waited_at = models.DateTimeField(_("waited for approval"), null=True, blank=True)
     approval_expires_at = models.DateTimeField(_("approval expires"), null=True, blank=True)
+    # The wire code of a failed run (agent_error, worker_lost, ...), shown after a reload.
+    error_code = models.CharField(_("error code"), max_length=32, blank=True)
+    # The assistant text streamed by a run that was stopped or failed before its reply
+    # was saved. Shown in history and the admin next to the run's items; never part of
+    # the session's items, so the next model call does not see a half-written reply.
+    partial_text = models.TextField(_("unfinished reply"), blank=True)
+    # The conversation's newest item id when the run ended: the run's items are those
+    # after history_item_id up to this one.
+    last_item_id = models.BigIntegerField(_("last item of the run"), default=0)
+    # The id the client gave its user_message (echoed on the message's item and errors).
+    client_id = models.CharField(_("client id"), max_length=64, blank=True)
 
     objects = AgentRunQuerySet.as_manager()
 

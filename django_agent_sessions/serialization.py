@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import logging
 import math
+import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, NamedTuple
 
@@ -251,3 +252,40 @@ def preview(item: Mapping[str, Any]) -> str:
         text = view.text
     # Only the start can show: never split a multi-megabyte text into words.
     return column_text(" ".join(text[: PREVIEW_CHARS * 4].split()), PREVIEW_CHARS)
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def is_valid_unicode(text: str) -> bool:
+    """Whether ``text`` encodes as UTF-8: False when it holds a lone surrogate.
+
+    ``json.loads`` accepts ``"\\ud800"`` (half of an emoji, as ``JSON.stringify`` of a cut
+    string produces); UTF-8 (websocket text frames) and msgpack (channels_redis) cannot
+    carry it.
+    """
+    if text.isascii():
+        return True
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def valid_unicode(value: Any) -> Any:
+    """``value`` with every lone surrogate in its strings (and keys) replaced by U+FFFD.
+
+    For display only (frames, the channel layer): stored items keep the exact value.
+    Returns ``value`` itself when there is nothing to replace.
+    """
+    if isinstance(value, str):
+        if is_valid_unicode(value):
+            return value
+        # In a Python str every surrogate code point is a lone one (json.loads joins pairs).
+        return _SURROGATE.sub("\ufffd", value)
+    if isinstance(value, dict):
+        return {valid_unicode(key): valid_unicode(child) for key, child in value.items()}
+    if isinstance(value, list):
+        return [valid_unicode(child) for child in value]
+    return value

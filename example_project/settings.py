@@ -9,7 +9,11 @@ docs/example-project.md) sets:
   daphne worker of one site needs, so that all of them see every run.
 - ``DEBUG`` (``0``/``1``), ``SECRET_KEY`` (required when DEBUG is off),
   ``ALLOWED_HOSTS`` (comma-separated).
-- ``CHANNEL_LAYER_PREFIX``: channels_redis key prefix, for several sites on one Redis.
+- ``CHANNEL_LAYER_PREFIX``: channels_redis key prefix, for several sites on one Redis (also
+  the prefix of the cache's keys).
+- ``RATE_LIMIT`` (default ``30/m``), ``RUN_LEASE_SECONDS`` (default 60) and
+  ``CONTINUE_RUNS_AFTER_DISCONNECT`` (default on): the ``AGENT_SESSIONS`` settings of the
+  same names.
 - ``OPENAI_API_KEY``, ``AGENT_MODEL``, ``OPENAI_BASE_URL``: a real model instead of the
   offline demo (read by ``example_project/agent.py``); ``DEMO_MODEL_DELAY``: seconds
   between the demo model's words.
@@ -164,11 +168,31 @@ def _channel_layer() -> dict[str, Any]:
 
 CHANNEL_LAYERS = {"default": _channel_layer()}
 
+
+def _caches() -> dict[str, Any]:
+    redis_url = os.environ.get("REDIS_URL")
+    if not redis_url:
+        return {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+    # Shared by every worker: the rate limit counts a user's runs wherever they start
+    # (a per-process cache would let each worker allow the whole limit).
+    return {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": redis_url,
+            "KEY_PREFIX": os.environ.get("CHANNEL_LAYER_PREFIX", "asgi"),
+        }
+    }
+
+
+CACHES = _caches()
+
 AGENT_SESSIONS = {
     "AGENT": "example_project.agent.build_agent",
     # A reload (or a phone switching networks) drops the socket for a moment; the run
     # keeps going and the page picks it up again from the history frame's active_run.
-    "CONTINUE_RUNS_AFTER_DISCONNECT": True,
+    "CONTINUE_RUNS_AFTER_DISCONNECT": _flag("CONTINUE_RUNS_AFTER_DISCONNECT", True),
+    "RATE_LIMIT": os.environ.get("RATE_LIMIT") or "30/m",
+    "RUN_LEASE_SECONDS": _int_env("RUN_LEASE_SECONDS", 60) or 60,
 }
 
 STATIC_URL = "/static/"

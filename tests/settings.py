@@ -111,6 +111,14 @@ if os.environ.get("REDIS_URL"):
             },
         }
     }
+    # The rate limit is counted where every worker process sees it (check W013).
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": os.environ["REDIS_URL"],
+            "KEY_PREFIX": _CHANNEL_PREFIX,
+        }
+    }
 else:
     CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
 

@@ -13,5 +13,12 @@ from __future__ import annotations
 from django_agent_sessions.admin.approvals import ToolApprovalAdmin
 from django_agent_sessions.admin.conversations import AgentSessionAdmin
 from django_agent_sessions.admin.listing import EstimatedCountPaginator, OwnerFilter
+from django_agent_sessions.admin.runs import AgentRunAdmin
 
-__all__ = ["AgentSessionAdmin", "EstimatedCountPaginator", "OwnerFilter", "ToolApprovalAdmin"]
+__all__ = [
+    "AgentRunAdmin",
+    "AgentSessionAdmin",
+    "EstimatedCountPaginator",
+    "OwnerFilter",
+    "ToolApprovalAdmin",
+]

@@ -22,7 +22,7 @@ from django.utils.translation import gettext_lazy as _
 from django_agent_sessions import retention, transfer
 from django_agent_sessions.admin import responses, transcript
 from django_agent_sessions.admin.listing import EstimatedCountPaginator, OwnerFilter
-from django_agent_sessions.models import AgentSession, SessionItem
+from django_agent_sessions.models import AgentRun, AgentSession, SessionItem
 
 if TYPE_CHECKING:
     _ModelAdmin = admin.ModelAdmin[AgentSession]
@@ -111,9 +111,21 @@ class AgentSessionAdmin(_ModelAdmin):
             # payloads from there: one query, whatever the page.
             first = rows.values("id")[(number - 1) * per_page :][:1]
             rows = rows.filter(id__gte=Subquery(first))
-        page = rows.values_list("id", "created_at", "payload")[:per_page]
+        page = list(rows.values_list("id", "created_at", "payload")[:per_page])
+        entries = [transcript.entry(*row) for row in page]
+        # Runs that were stopped or failed: their unfinished reply, after their items.
+        ended_early = AgentRun.objects.using(conversation._state.db).filter(
+            session=conversation, status__in=[AgentRun.Status.CANCELLED, AgentRun.Status.FAILED]
+        )
+        if page and number > 1:
+            ended_early = ended_early.filter(last_item_id__gte=page[0][0])
+        if page and number < pages:
+            ended_early = ended_early.filter(last_item_id__lt=page[-1][0])
+        entries = transcript.with_run_notes(
+            entries, list(ended_early.order_by("started_at")[:200]), last_page=number == pages
+        )
         return {
-            "entries": [transcript.entry(*row) for row in page],
+            "entries": entries,
             "number": number,
             "pages": pages,
             "first_index": (number - 1) * per_page + 1,

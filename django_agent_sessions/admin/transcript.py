@@ -13,6 +13,7 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
@@ -46,6 +47,45 @@ class Entry:
     detail: str
     folded: bool
     raw: str
+    # "cancelled" or "failed" for the unfinished reply of a run (not a stored item).
+    status: str = ""
+
+
+def run_note(run: Any) -> Entry:
+    """The reply a stopped or failed run had streamed when it ended. It is not one of
+    the session's items (the model never sees it), so it has no raw JSON."""
+    if run.status == "failed":
+        label = _("Assistant (failed: %(code)s)") % {"code": run.error_code or "agent_error"}
+    else:
+        label = _("Assistant (stopped)")
+    return Entry(
+        pk=0,
+        created_at=run.finished_at or run.started_at,
+        kind="message",
+        role="assistant",
+        css_role="assistant",
+        label=label,
+        text=run.partial_text,
+        detail="",
+        folded=False,
+        raw="",
+        status=run.status,
+    )
+
+
+def with_run_notes(entries: list[Entry], runs: list[Any], *, last_page: bool) -> list[Entry]:
+    """``entries`` with each run's note after the run's last item on this page."""
+    if not runs:
+        return entries
+    notes = sorted(runs, key=lambda run: run.last_item_id)
+    merged: list[Entry] = []
+    for item in entries:
+        while notes and notes[0].last_item_id < item.pk:
+            merged.append(run_note(notes.pop(0)))
+        merged.append(item)
+    if last_page:
+        merged.extend(run_note(run) for run in notes)
+    return merged
 
 
 def entry(pk: int, created_at: datetime, payload: str) -> Entry:

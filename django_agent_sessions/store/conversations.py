@@ -15,6 +15,8 @@ from datetime import datetime
 from typing import Any
 
 from django.db.backends.base.base import BaseDatabaseWrapper
+from django.db.models import Q
+from django.db.models.functions import Length
 from django.utils import timezone
 
 from django_agent_sessions import items, serialization
@@ -32,11 +34,35 @@ class OpenedConversation:
 
 
 @dataclass(frozen=True)
-class History:
-    """What a socket shows on connect: the newest items and the running run, if any."""
+class StoredItem:
+    id: int
+    created_at: datetime
+    item: Any
 
-    items: list[Any]
+
+@dataclass(frozen=True)
+class RunNote:
+    """A run as history shows it: which items are its own, and how it ended."""
+
+    run_id: str
+    status: str
+    history_item_id: int  # its items come after this one ...
+    last_item_id: int  # ... up to this one (0 while it runs)
+    partial_text: str
+    error_code: str
+    client_id: str
+
+
+@dataclass(frozen=True)
+class History:
+    entries: list[StoredItem]
+    runs: list[RunNote]
     active_run_id: str | None
+    has_more: bool = False  # older items exist (page with before_id)
+
+    @property
+    def items(self) -> list[Any]:
+        return [entry.item for entry in self.entries]
 
 
 def open_conversation(session_id: str, *, owner_id: Any) -> OpenedConversation:
@@ -54,29 +80,113 @@ def open_conversation(session_id: str, *, owner_id: Any) -> OpenedConversation:
     return OpenedConversation(pk=conversation.pk, session_id=conversation.session_id)
 
 
-def read_history(conversation_pk: int, *, up_to_item_id: int | None, limit: int | None) -> History:
-    """The newest ``limit`` stored items (oldest first) and the running run, if any.
+def read_history(
+    conversation_pk: int,
+    *,
+    up_to_item_id: int | None,
+    limit: int | None,
+    max_chars: int | None = None,
+    before_id: int | None = None,
+) -> History:
+    """The newest stored items (oldest first), the runs they belong to, the running run.
 
-    ``up_to_item_id`` leaves out items saved by a run whose progress the caller already
-    has from the run itself. A tool output whose call fell outside the window is left
-    out: a person cannot read it without its call.
+    At most ``limit`` items and ``max_chars`` characters of stored JSON (the newest item
+    is always included, however large: it is at most ``MAX_ITEM_BYTES``), so one history
+    frame is bounded whatever the conversation holds. ``before_id`` pages back: only
+    items older than that id. ``up_to_item_id`` leaves out items saved by a run whose
+    progress the caller already has from the run itself (see ``runs.py``).
     """
     rows = SessionItem.objects.filter(session_id=conversation_pk)
     if up_to_item_id is not None:
         rows = rows.filter(id__lte=up_to_item_id)
-    payloads = rows.order_by("-id").values_list("payload", flat=True)
+    if before_id is not None:
+        rows = rows.filter(id__lt=before_id)
+    sizes = rows.order_by("-id").annotate(size=Length("payload")).values_list("id", "size")
     if limit is not None:
-        payloads = payloads[:limit]
-    decoded = serialization.decode_payloads(reversed(list(payloads)))
-    if limit is not None:
-        decoded = items.drop_orphan_outputs(decoded)
+        sizes = sizes[: limit + 1]
+    chosen: list[int] = []
+    total, has_more = 0, False
+    for index, (item_id, size) in enumerate(sizes.iterator()):
+        if (limit is not None and index >= limit) or (
+            max_chars is not None and chosen and total + size > max_chars
+        ):
+            has_more = True
+            break
+        chosen.append(item_id)
+        total += size
+    stored = (
+        SessionItem.objects.filter(id__in=chosen)
+        .order_by("id")
+        .values_list("id", "created_at", "payload")
+    )
+    entries = []
+    for item_id, created_at, payload in stored:
+        decoded = serialization.decode_payloads([payload])
+        if decoded:
+            entries.append(StoredItem(item_id, created_at, decoded[0]))
+    if has_more:
+        entries = _without_orphan_outputs(entries)
+    return History(
+        entries=entries,
+        runs=_runs_of(
+            conversation_pk,
+            entries,
+            has_more=has_more,
+            page=up_to_item_id is not None or before_id is not None,
+        ),
+        active_run_id=_active_run_id(conversation_pk),
+        has_more=has_more,
+    )
+
+
+_MAX_RUN_NOTES = 200
+
+
+def _runs_of(
+    session_pk: int, entries: list[StoredItem], *, has_more: bool, page: bool
+) -> list[RunNote]:
+    """The runs whose items (or whose unfinished reply) fall within ``entries``.
+
+    A run's items are those after its ``history_item_id`` up to its ``last_item_id``.
+    """
+    runs = AgentRun.objects.filter(session_id=session_pk)
+    if has_more and entries:  # runs that ended before the oldest item shown: older pages
+        runs = runs.filter(Q(status=AgentRun.Status.RUNNING) | Q(last_item_id__gte=entries[0].id))
+    if page:  # an older page, or the part of history before the running run
+        runs = runs.exclude(status=AgentRun.Status.RUNNING)
+        last = entries[-1].id if entries else 0
+        runs = runs.filter(history_item_id__lte=last)
+    rows = runs.order_by("-started_at").values_list(
+        "run_id",
+        "status",
+        "history_item_id",
+        "last_item_id",
+        "partial_text",
+        "error_code",
+        "client_id",
+    )[:_MAX_RUN_NOTES]
+    return [
+        RunNote(str(run_id), status, after, last, partial, code, client_id)
+        for run_id, status, after, last, partial, code, client_id in list(rows)[::-1]
+    ]
+
+
+def _active_run_id(session_pk: int) -> str | None:
     active = (
-        AgentRun.objects.filter(session_id=conversation_pk)
+        AgentRun.objects.filter(session_id=session_pk)
         .live(timezone.now())
         .values_list("run_id", flat=True)
         .first()
     )
-    return History(items=decoded, active_run_id=None if active is None else str(active))
+    return None if active is None else str(active)
+
+
+def _without_orphan_outputs(entries: list[StoredItem]) -> list[StoredItem]:
+    kept = items.drop_orphan_outputs([entry.item for entry in entries])
+    if len(kept) == len(entries):
+        return entries
+    kept_ids = {id(item) for item in kept}
+    return [entry for entry in entries if id(entry.item) in kept_ids]
 
 
 def lock_conversations(

@@ -208,6 +208,11 @@ def _connection(using: str) -> BaseDatabaseWrapper:
     would fail every later operation on that thread.
     """
     connection = connections[using]
-    if connection.errors_occurred and not connection.in_atomic_block:
-        connection.close_if_unusable_or_obsolete()
+    if not connection.in_atomic_block:
+        if connection.errors_occurred:
+            connection.close_if_unusable_or_obsolete()
+        # Each operation is what a request is to Django: with CONN_HEALTH_CHECKS on, its
+        # first query checks the persistent connection first (one "SELECT 1") and
+        # reconnects if a database restart broke it, instead of failing once.
+        connection.health_check_done = False  # type: ignore[attr-defined]  # not in the stubs
     return connection

@@ -26,6 +26,7 @@ def check_streaming_settings(**kwargs: Any) -> list[CheckMessage]:
     messages.extend(check_positive("MAX_RUN_BYTES", optional=True))
     messages.extend(check_positive("DELTA_FLUSH_BYTES", optional=False))
     messages.extend(check_positive("HISTORY_LIMIT", optional=True))
+    messages.extend(check_positive("HISTORY_MAX_BYTES", optional=True))
     messages.extend(_check_agent())
     messages.extend(_check_rate_limit())
     messages.extend(_check_approval_timeout())
@@ -111,6 +112,7 @@ def _check_websocket_deployment() -> list[CheckMessage]:
             )
         )
     messages.extend(_check_redis_timeouts())
+    messages.extend(_check_rate_limit_cache())
     if not getattr(settings, "CHANNEL_LAYERS", None):
         messages.append(
             Warning(
@@ -147,3 +149,37 @@ def _check_redis_timeouts() -> list[CheckMessage]:
             )
         ]
     return []
+
+
+# Caches that live inside one process: each worker would count the rate limit alone.
+_PER_PROCESS_CACHES = (
+    "django.core.cache.backends.locmem.LocMemCache",
+    "django.core.cache.backends.dummy.DummyCache",
+)
+# Channel layers that reach one process only.
+_PER_PROCESS_LAYERS = ("channels.layers.InMemoryChannelLayer",)
+
+
+def _check_rate_limit_cache() -> list[CheckMessage]:
+    """A rate limit counted in a per-process cache while the channel layer spans
+    processes (several workers): each worker allows the whole limit."""
+    if app_settings.RATE_LIMIT is None:
+        return []
+    layer = (getattr(settings, "CHANNEL_LAYERS", None) or {}).get("default") or {}
+    backend = str(layer.get("BACKEND", ""))
+    if not backend or backend in _PER_PROCESS_LAYERS:
+        return []
+    cache = (getattr(settings, "CACHES", None) or {}).get("default") or {}
+    cache_backend = str(cache.get("BACKEND", _PER_PROCESS_CACHES[0]))
+    if cache_backend not in _PER_PROCESS_CACHES:
+        return []
+    return [
+        Warning(
+            f"AGENT_SESSIONS['RATE_LIMIT'] is counted in the default cache ({cache_backend}), "
+            "which each worker process keeps for itself, while the channel layer "
+            f"({backend}) spans processes.",
+            hint="With N workers a user may start N times the limit. Use a cache shared "
+            "by all workers (Redis, Memcached or the database) as CACHES['default'].",
+            id=f"{_ID}.W013",
+        )
+    ]

@@ -26,6 +26,8 @@ from django_agent_sessions.conf import app_settings
 from django_agent_sessions.exceptions import SessionOwnershipError
 from django_agent_sessions.websocket import (
     approvals,
+    layer,
+    lost,
     paused,
     ratelimit,
     records,
@@ -34,11 +36,13 @@ from django_agent_sessions.websocket import (
     wire,
 )
 from django_agent_sessions.websocket.agent_loading import load_agent
+from django_agent_sessions.websocket.closing import ClosingSafeMixin
 from django_agent_sessions.websocket.context import AgentRunContext
 from django_agent_sessions.websocket.relay import RelayMixin
 
 logger = logging.getLogger(__name__)
 
+CLIENT_ID_MAX_LENGTH = 64
 CLOSE_ANONYMOUS = 4401
 CLOSE_FORBIDDEN = 4403
 ANONYMOUS_PREFIX = "anon"
@@ -64,12 +68,13 @@ class _InvalidJson(ValueError):
     pass
 
 
-class AgentSessionConsumer(RelayMixin, AsyncJsonWebsocketConsumer):  # type: ignore[misc]
+class AgentSessionConsumer(ClosingSafeMixin, RelayMixin, AsyncJsonWebsocketConsumer):  # type: ignore[misc]
     """Chat with the configured agent in the conversation named by the URL."""
 
     conversation_pk: int | None = None
     session_id = ""
     anonymous_key = ""  # the keyed hash of an anonymous socket's Django session key
+    _holds_sweeper = False  # holds lost.sweeper while connected
 
     async def connect(self) -> None:
         self.start_relay()
@@ -88,7 +93,11 @@ class AgentSessionConsumer(RelayMixin, AsyncJsonWebsocketConsumer):  # type: ign
             return await self._refuse(CLOSE_FORBIDDEN)
         self.conversation_pk = opened.pk
         await self.accept()
-        await self.channel_layer.group_add(runs.group_name(opened.pk), self.channel_name)
+        await layer.retrying(
+            self.channel_layer.group_add, runs.group_name(opened.pk), self.channel_name
+        )
+        lost.sweeper.acquire(self.channel_layer)
+        self._holds_sweeper = True
         await self.send_history()
 
     async def _refuse(self, code: int) -> None:
@@ -111,15 +120,31 @@ class AgentSessionConsumer(RelayMixin, AsyncJsonWebsocketConsumer):  # type: ign
         self.anonymous_key = anonymous_owner(key)
         return f"{ANONYMOUS_PREFIX}:{self.anonymous_key}:{requested}"
 
+    async def rejoin_groups(self) -> None:
+        if self.conversation_pk is not None:
+            await layer.retrying(
+                self.channel_layer.group_add,
+                runs.group_name(self.conversation_pk),
+                self.channel_name,
+            )
+
     async def disconnect(self, code: int) -> None:
         self.stop_relay()
+        self._gone = True
+        if self._holds_sweeper:
+            self._holds_sweeper = False
+            lost.sweeper.release()
         if self.conversation_pk is None:
             return
-        await self.channel_layer.group_discard(
-            runs.group_name(self.conversation_pk), self.channel_name
+        await layer.retrying(
+            self.channel_layer.group_discard,
+            runs.group_name(self.conversation_pk),
+            self.channel_name,
         )
-        await self.channel_layer.group_send(
-            runs.control_group_name(self.conversation_pk), {"type": "agent.left"}
+        await layer.retrying(
+            self.channel_layer.group_send,
+            runs.control_group_name(self.conversation_pk),
+            {"type": "agent.left"},
         )
 
     async def dispatch(self, message: dict[str, Any]) -> None:
@@ -158,34 +183,59 @@ class AgentSessionConsumer(RelayMixin, AsyncJsonWebsocketConsumer):  # type: ign
             return await self._cancel(content)
         if content["type"] == "approval":
             return await self._approval(content)
+        if content["type"] == "load_older":
+            return await self.send_older(content.get("before"))
         return await self._error("unknown_type", _("Unknown frame type."))
 
     async def _user_message(self, content: dict[str, Any]) -> None:
+        client_id = content.get("client_id")
+        if client_id is not None and (
+            not isinstance(client_id, str)
+            or not 0 < len(client_id) <= CLIENT_ID_MAX_LENGTH
+            or not client_id.isprintable()
+        ):
+            return await self._error("invalid_frame", _("client_id must be a short string."))
+        client_id = client_id or ""
         text = content.get("text")
         if not isinstance(text, str) or not text.strip():
-            return await self._error("empty_text", _("Write a message first."))
+            return await self._error("empty_text", _("Write a message first."), client_id)
+        if not wire.is_valid_unicode(text) or "\x00" in text:
+            # A lone surrogate (half an emoji) or NUL: it could be neither relayed (UTF-8,
+            # msgpack) nor stored and shown faithfully, so nothing starts or is stored.
+            return await self._error(
+                "invalid_text", _("The message contains invalid characters."), client_id
+            )
         assert self.conversation_pk is not None
         if runs.local_run(self.conversation_pk) is not None:
-            return await self._busy()
+            return await self._busy(client_id)
         await self.expire_overdue()
-        if not await ratelimit.allow_run(self.rate_limit_key()):
-            return await self._error("rate_limited", _("Too many messages; wait a moment."))
+        retry_after = await ratelimit.retry_after(self.rate_limit_key())
+        if retry_after is not None:
+            return await self._error(
+                "rate_limited",
+                _("Too many messages; wait a moment."),
+                client_id,
+                retry_after=retry_after,
+            )
         try:
-            active = await self._launch(text)
+            active = await self._launch(text, client_id)
         except Exception:
             # A broken agent factory or an unreachable database: the browser learns that
             # nothing started, the details go to the log, and the socket stays usable.
             logger.exception("Could not start an agent run.")
-            return await self._error("unavailable", _("The assistant is not available."))
+            return await self._error("unavailable", _("The assistant is not available."), client_id)
         if active is None:
-            await self._busy()
+            await self._busy(client_id)
 
-    async def _launch(self, text: str) -> runs.ActiveRun | None:
-        return await runs.launch_run(
-            await self._run_request(text), channel_layer=self.channel_layer
-        )
+    async def _launch(self, text: str, client_id: str = "") -> runs.ActiveRun | None:
+        request = await self._run_request(text, client_id)
+        active = await runs.launch_run(request, channel_layer=self.channel_layer)
+        if active is not None and active.started.expired:
+            # The conversation's previous run had lost its worker: its sockets learn now.
+            await lost.announce_expired(self.channel_layer, list(active.started.expired))
+        return active
 
-    async def _run_request(self, text: str) -> runs.RunRequest:
+    async def _run_request(self, text: str, client_id: str = "") -> runs.RunRequest:
         assert self.conversation_pk is not None
         agent = await self.get_agent()
         session = DjangoSession(self.session_id, owner=None if self.anonymous else self.user)
@@ -197,6 +247,7 @@ class AgentSessionConsumer(RelayMixin, AsyncJsonWebsocketConsumer):  # type: ign
             conversation_pk=self.conversation_pk,
             session_id=self.session_id,
             user=self.user,
+            client_id=client_id,
         )
 
     async def _approval(self, content: dict[str, Any]) -> None:
@@ -276,13 +327,23 @@ class AgentSessionConsumer(RelayMixin, AsyncJsonWebsocketConsumer):  # type: ign
         message: dict[str, Any] = {"type": "agent.cancel"}
         if isinstance(content.get("run_id"), str):
             message["run_id"] = content["run_id"]
-        await self.channel_layer.group_send(runs.control_group_name(self.conversation_pk), message)
+        await layer.retrying(
+            self.channel_layer.group_send, runs.control_group_name(self.conversation_pk), message
+        )
+        # A run whose worker died cannot answer: if its lease has expired, it ends now
+        # (run.failed/worker_lost reaches every socket); otherwise the sweeper ends it.
+        await lost.expire_lost_runs(self.channel_layer, self.conversation_pk)
 
-    async def _busy(self) -> None:
-        await self._error("busy", _("A reply is still being written; wait or cancel it."))
+    async def _busy(self, client_id: str = "") -> None:
+        await self._error(
+            "busy", _("A reply is still being written; wait or cancel it."), client_id
+        )
 
-    async def _error(self, code: str, message: str) -> None:
-        await self.send_json({"type": "error", "code": code, "message": message})
+    async def _error(self, code: str, message: str, client_id: str = "", **fields: Any) -> None:
+        frame: dict[str, Any] = {"type": "error", "code": code, "message": message, **fields}
+        if client_id:
+            frame["client_id"] = client_id
+        await self.send_json(frame)
 
     # Extension points --------------------------------------------------------------
 

@@ -73,7 +73,9 @@ class StreamedRun:
         max_bytes: int | None = None,
         state: Any = None,
         first_seq: int = 0,
+        client_id: str = "",
     ) -> None:
+        self.client_id = client_id
         self.agent = agent
         self.state = state
         self.text = text
@@ -127,7 +129,9 @@ class StreamedRun:
             )
         else:
             yield self._event("run.started", agent=self.agent.name)
-            user_item = {"kind": "message", "role": "user", "text": self.text}
+            user_item: dict[str, Any] = {"kind": "message", "role": "user", "text": self.text}
+            if self.client_id:
+                user_item["client_id"] = self.client_id
             self._items.append(user_item)
             yield self._event("item.completed", item=user_item)
             self._result = Runner.run_streamed(

@@ -20,11 +20,14 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from django_agent_sessions.conf import app_settings
-from django_agent_sessions.websocket import approvals, records, runs, waiting, wire
+from django_agent_sessions.websocket import approvals, layer, records, runs, waiting, wire
 from django_agent_sessions.websocket.ordering import Sequencer
 
+# The version of docs/wire-protocol.md the server speaks, sent in every history frame.
+PROTOCOL_VERSION = 2
 CATCHUP_TIMEOUT = 1.0
 GAP_TIMEOUT = 0.5
 _MAX_BUFFERED = 1000
@@ -66,23 +69,46 @@ class RelayMixin:
         await self.expire_overdue()
         history = await self._load_history(up_to_item_id=None)
         if history.active_run_id is None:
-            return await self._send_history_frame(history.items, None)
+            return await self._send_history_frame(history, None)
         # A run is in flight (here or in another worker): ask it where it is, and hold
         # its events until the answer (or the timeout) so nothing is shown twice.
         self._buffer = []
-        await self.channel_layer.group_send(
+        await layer.retrying(
+            self.channel_layer.group_send,
             runs.control_group_name(self.conversation_pk),
             {"type": "agent.catchup", "reply_to": self.channel_name},
         )
         self._catchup_timer = asyncio.create_task(self._catchup_timeout())
 
-    async def _load_history(self, up_to_item_id: int | None) -> records.History:
+    async def _load_history(
+        self, up_to_item_id: int | None, before_id: int | None = None
+    ) -> records.History:
         assert self.conversation_pk is not None
         return await records.read_history(
-            self.conversation_pk, up_to_item_id=up_to_item_id, limit=app_settings.HISTORY_LIMIT
+            self.conversation_pk,
+            up_to_item_id=up_to_item_id,
+            limit=app_settings.HISTORY_LIMIT,
+            max_chars=app_settings.HISTORY_MAX_BYTES,
+            before_id=before_id,
         )
 
-    async def _send_history_frame(self, items: list[Any], active_run: Any) -> None:
+    def _history_fields(self, history: records.History) -> dict[str, Any]:
+        """The items of a history frame or page, within ``HISTORY_MAX_BYTES``: the query
+        bounded the stored JSON's characters, this bounds the frame's bytes."""
+        items = wire.history_items(history.entries, history.runs)
+        has_more = history.has_more
+        budget = app_settings.HISTORY_MAX_BYTES
+        if budget is not None:
+            sizes = [wire.frame_size(item) + 1 for item in items]
+            total = sum(sizes)
+            while len(items) > 1 and total > budget:
+                total -= sizes.pop(0)
+                items.pop(0)
+                has_more = True
+        oldest = next((item["id"] for item in items if item.get("id") is not None), None)
+        return {"items": items, "has_more": has_more, "oldest_id": oldest}
+
+    async def _send_history_frame(self, history: records.History, active_run: Any) -> None:
         assert self.conversation_pk is not None
         pending = await approvals.pending_approvals(self.conversation_pk)
         for call in pending:
@@ -92,10 +118,28 @@ class RelayMixin:
         await self.send_json(
             {
                 "type": "history",
-                "items": wire.display_items(items),
+                "protocol": PROTOCOL_VERSION,
+                **self._history_fields(history),
+                "last_item_id": history.entries[-1].id if history.entries else None,
                 "active_run": active_run,
                 "pending_approvals": [call.wire() for call in pending],
             }
+        )
+
+    async def send_older(self, before: Any) -> None:
+        """A ``history.page`` of the items older than the item id ``before``."""
+        if isinstance(before, bool) or not isinstance(before, int) or before < 1:
+            await self.send_json(
+                {
+                    "type": "error",
+                    "code": "invalid_frame",
+                    "message": _("before must be an item id."),
+                }
+            )
+            return
+        history = await self._load_history(up_to_item_id=None, before_id=before)
+        await self.send_json(
+            {"type": "history.page", "before": before, **self._history_fields(history)}
         )
 
     async def agent_snapshot(self, message: dict[str, Any]) -> None:
@@ -104,12 +148,14 @@ class RelayMixin:
         snapshot = message["snapshot"]
         history = await self._load_history(up_to_item_id=snapshot.pop("history_item_id"))
         self._sequencer.expect(snapshot["run_id"], snapshot["seq"] + 1)
-        await self._send_history_frame(history.items, snapshot)
+        await self._send_history_frame(history, snapshot)
         await self._flush_buffer()
 
     async def _catchup_timeout(self) -> None:
         await asyncio.sleep(CATCHUP_TIMEOUT)
-        await self.channel_layer.send(self.channel_name, {"type": "agent.catchup_timeout"})
+        await layer.retrying(
+            self.channel_layer.send, self.channel_name, {"type": "agent.catchup_timeout"}
+        )
 
     async def agent_catchup_timeout(self, message: dict[str, Any]) -> None:
         if self._buffer is None:
@@ -119,7 +165,7 @@ class RelayMixin:
         active = None if history.active_run_id is None else {"run_id": history.active_run_id}
         if active is None:
             self._buffer = []  # all of it is in the history just read
-        await self._send_history_frame(history.items, active)
+        await self._send_history_frame(history, active)
         await self._flush_buffer()
 
     async def _flush_buffer(self) -> None:
@@ -189,4 +235,4 @@ class RelayMixin:
         await self.expire_overdue()
 
     async def agent_presence(self, message: dict[str, Any]) -> None:
-        await self.channel_layer.send(message["reply_to"], {"type": "agent.here"})
+        await layer.retrying(self.channel_layer.send, message["reply_to"], {"type": "agent.here"})

@@ -21,19 +21,27 @@ import asyncio
 import logging
 import uuid
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from agents import Agent
 
 from django_agent_sessions import signals
 from django_agent_sessions.conf import app_settings
 from django_agent_sessions.models import AgentRun
-from django_agent_sessions.websocket import approvals, records
+from django_agent_sessions.serialization import valid_unicode
+from django_agent_sessions.websocket import approvals, layer, records
 from django_agent_sessions.websocket.events import StreamedRun
-from django_agent_sessions.websocket.outcomes import CANCELLED, FAILED, WAITING, usage_dict
+from django_agent_sessions.websocket.outcomes import (
+    CANCELLED,
+    COMPLETED,
+    FAILED,
+    WAITING,
+    usage_dict,
+)
 
 logger = logging.getLogger(__name__)
 
+_T = TypeVar("_T")
 PRESENCE_TIMEOUT = 1.0
 TERMINAL_EVENTS = frozenset({"run.completed", "run.cancelled", "run.failed"})
 
@@ -66,6 +74,7 @@ class RunRequest:
     conversation_pk: int
     session_id: str  # the stored conversation id, for signal receivers
     user: Any
+    client_id: str = ""  # the client's id for its user_message, echoed on the wire
 
 
 class ActiveRun:
@@ -102,7 +111,9 @@ class ActiveRun:
         # a receive there (as this listener is, when the run ends) can drop a message
         # meant for a socket of the same process.
         self._channel = f"agent_sessions.run.{uuid.uuid4().hex}"
-        await self.layer.group_add(control_group_name(self.session_pk), self._channel)
+        await layer.retrying(
+            self.layer.group_add, control_group_name(self.session_pk), self._channel
+        )
         _local_runs[self.session_pk] = self
         self._helpers = [
             asyncio.create_task(self._listen()),
@@ -154,7 +165,16 @@ class ActiveRun:
             # Finished before the terminal event goes out, so a client that starts the
             # next run as soon as it sees it is never told "busy".
             record = await records.finish_run(
-                self.started.pk, status=outcome.status, usage=usage, error=outcome.error
+                self.started.pk,
+                status=outcome.status,
+                usage=usage,
+                error=outcome.error,
+                error_code=terminal.get("error", {}).get("code", ""),
+                # What the sockets were shown of a reply that was never saved: history
+                # shows it, with the run's status, after a reload.
+                partial_text=""
+                if outcome.status == COMPLETED
+                else self.streamed.snapshot()["text"],
             )
         except Exception:
             logger.exception("Could not record the end of run %s.", self.run_id)
@@ -162,7 +182,9 @@ class ActiveRun:
             if _local_runs.get(self.session_pk) is self:
                 del _local_runs[self.session_pk]
         try:
-            await self.layer.group_discard(control_group_name(self.session_pk), self._channel)
+            await layer.retrying(
+                self.layer.group_discard, control_group_name(self.session_pk), self._channel
+            )
             # Sent twice: the channel layer delivers at most once (channels_redis can
             # lose a message when another socket of the same process disconnects while
             # receiving), and a page that misses the end of a run waits forever. Sockets
@@ -198,7 +220,9 @@ class ActiveRun:
             logger.warning("Run %s was taken over before it could wait.", self.run_id)
             return True
         try:
-            await self.layer.group_discard(control_group_name(self.session_pk), self._channel)
+            await layer.retrying(
+                self.layer.group_discard, control_group_name(self.session_pk), self._channel
+            )
             for event in events:
                 event["expires_at"] = expires.isoformat()
             # Twice, as the end of a run: a page that misses one shows no buttons.
@@ -210,7 +234,7 @@ class ActiveRun:
         return True
 
     async def _publish(self, event: dict[str, Any]) -> None:
-        await self.layer.group_send(self.group, {"type": "agent.event", "event": event})
+        await layer.publish(self.layer, self.group, event)
 
     async def _listen(self) -> None:
         while True:
@@ -226,8 +250,10 @@ class ActiveRun:
         if kind == "agent.cancel" and message.get("run_id") in (None, self.run_id):
             self.cancel()
         elif kind == "agent.catchup" and isinstance(message.get("reply_to"), str):
-            await self.layer.send(
-                message["reply_to"], {"type": "agent.snapshot", "snapshot": self.snapshot()}
+            await layer.retrying(
+                self.layer.send,
+                message["reply_to"],
+                {"type": "agent.snapshot", "snapshot": valid_unicode(self.snapshot())},
             )
         elif kind == "agent.left" and not app_settings.CONTINUE_RUNS_AFTER_DISCONNECT:
             await self._ask_who_is_here()
@@ -240,9 +266,11 @@ class ActiveRun:
         # Asked twice: channels_redis can lose a message to a process-local channel when
         # a receive is cancelled, as a leaving socket's is, and one lost question or
         # answer must not cancel a run that another tab is watching.
-        for _copy in range(2):
-            await self.layer.group_send(
-                self.group, {"type": "agent.presence", "reply_to": self._channel}
+        for _attempt in range(2):
+            await layer.retrying(
+                self.layer.group_send,
+                self.group,
+                {"type": "agent.presence", "reply_to": self._channel},
             )
         asyncio.get_running_loop().call_later(
             PRESENCE_TIMEOUT, self._cancel_if_alone, self._presence_round
@@ -278,6 +306,7 @@ async def launch_run(request: RunRequest, *, channel_layer: Any) -> ActiveRun | 
         request.conversation_pk,
         agent_name=agent_name,
         lease_seconds=float(app_settings.RUN_LEASE_SECONDS),
+        client_id=request.client_id,
     )
     if started is None:
         return None
@@ -290,6 +319,7 @@ async def launch_run(request: RunRequest, *, channel_layer: Any) -> ActiveRun | 
         flush_seconds=app_settings.DELTA_FLUSH_SECONDS,
         flush_bytes=app_settings.DELTA_FLUSH_BYTES,
         max_bytes=app_settings.MAX_RUN_BYTES,
+        client_id=request.client_id,
     )
     active = ActiveRun(
         streamed,

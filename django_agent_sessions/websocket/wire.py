@@ -25,6 +25,8 @@ from typing import Any
 from agents.items import HandoffOutputItem, RunItem
 
 from django_agent_sessions.items import ItemView, describe
+from django_agent_sessions.serialization import is_valid_unicode as is_valid_unicode
+from django_agent_sessions.serialization import valid_unicode
 
 
 def display_items(items: list[Any]) -> list[dict[str, Any]]:
@@ -32,8 +34,69 @@ def display_items(items: list[Any]) -> list[dict[str, Any]]:
 
 
 def display_item(item: Mapping[str, Any]) -> dict[str, Any]:
-    """One stored (input) item as the browser shows it."""
-    return _formatted(describe(item))
+    """One stored (input) item as the browser shows it: valid Unicode whatever is
+    stored (a lone surrogate becomes U+FFFD; the stored item keeps it)."""
+    shown = _formatted(describe(item))
+    return {key: valid_unicode(value) for key, value in shown.items()}
+
+
+def history_items(entries: list[Any], runs: list[Any]) -> list[dict[str, Any]]:
+    """Stored items (``store.conversations.StoredItem``) for the history frame, each
+    with its ``id``, ``created_at`` and ``run_id``; after the items of a run that was
+    stopped or failed, the reply it had streamed, with the run's ``status``.
+    """
+    shown: list[dict[str, Any]] = []
+    notes = [run for run in runs if run.status in _ENDED_EARLY]
+    ordered = sorted(runs, key=lambda run: run.history_item_id)
+    run_index = 0
+    labelled: set[str] = set()
+    for entry in entries:
+        while notes and notes[0].last_item_id < entry.id:
+            shown.append(_note(notes.pop(0)))
+        if not isinstance(entry.item, Mapping):
+            continue
+        while run_index + 1 < len(ordered) and ordered[run_index + 1].history_item_id < entry.id:
+            run_index += 1
+        run = ordered[run_index] if ordered else None
+        owner = run if run is not None and _holds(run, entry.id) else None
+        item = display_item(entry.item)
+        item.update(
+            id=entry.id,
+            created_at=entry.created_at.isoformat(),
+            run_id=owner.run_id if owner is not None else None,
+        )
+        if owner is not None and owner.client_id and owner.run_id not in labelled:
+            # The run's first item is the user message the client sent with this id.
+            labelled.add(owner.run_id)
+            item["client_id"] = owner.client_id
+        shown.append(item)
+    shown.extend(_note(note) for note in notes)
+    return shown
+
+
+_ENDED_EARLY = {"cancelled", "failed"}
+
+
+def _holds(run: Any, item_id: int) -> bool:
+    if item_id <= run.history_item_id:
+        return False
+    return bool(run.status == "running" or item_id <= run.last_item_id)
+
+
+def _note(run: Any) -> dict[str, Any]:
+    """The unfinished reply of a stopped or failed run, as history shows it."""
+    note: dict[str, Any] = {
+        "kind": "message",
+        "role": "assistant",
+        "text": valid_unicode(run.partial_text),
+        "status": run.status,
+        "id": None,
+        "created_at": None,
+        "run_id": run.run_id,
+    }
+    if run.status == "failed":
+        note["error"] = {"code": run.error_code or "agent_error"}
+    return note
 
 
 def display_run_item(item: RunItem) -> dict[str, Any]:
@@ -66,8 +129,15 @@ def _formatted(view: ItemView) -> dict[str, Any]:
 
 
 def frame_text(frame: Any) -> str:
-    """A wire frame as the consumer sends it: JSON, non-ASCII kept as UTF-8."""
-    return json.dumps(frame, ensure_ascii=False)
+    """A wire frame as the consumer sends it: JSON, non-ASCII kept as UTF-8.
+
+    Always valid UTF-8: a lone surrogate that reached a frame (UTF-8 cannot encode it,
+    and daphne would close the socket with 1011) is sent as a JSON escape instead.
+    """
+    text = json.dumps(frame, ensure_ascii=False)
+    if is_valid_unicode(text):
+        return text
+    return json.dumps(frame, ensure_ascii=True)
 
 
 def frame_size(frame: Any) -> int:

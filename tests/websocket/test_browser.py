@@ -126,7 +126,7 @@ def test_a_browser_chats_cancels_reconnects_and_shares_a_conversation(
     wait_for(tab, "chat", "run.cancelled")
     save_screenshot(tab, "websocket-client")
 
-    # A reload sees the conversation, without the half-written reply.
+    # A reload sees the conversation; the half-written reply is a run note, not an item.
     tab.reload()
     tab.add_script_tag(content=CLIENT_JS)
     tab.evaluate(f"openChat('again', '{session_id}')")
@@ -138,8 +138,12 @@ def test_a_browser_chats_cancels_reconnects_and_shares_a_conversation(
         "tool_output",
         "message",
         "message",
+        "message",
     ]
-    assert history["items"][-1] == {"kind": "message", "role": "user", "text": "a long story"}
+    user, note = history["items"][-2:]
+    assert (user["role"], user["text"], user["id"]) == ("user", "a long story", user["id"])
+    assert (note["role"], note["status"], note["id"]) == ("assistant", "cancelled", None)
+    assert note["run_id"] == user["run_id"]
     assert history["active_run"] is None
     context.close()
 

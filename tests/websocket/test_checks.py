@@ -65,3 +65,22 @@ def test_redis_layers_without_a_read_timeout_setting_warn(settings):
         }
     }
     assert check_streaming_settings() == []
+
+
+def test_a_rate_limit_in_a_per_process_cache_with_a_shared_layer_warns(settings):
+    from django_agent_sessions.websocket.checks import _check_rate_limit_cache
+
+    settings.CHANNEL_LAYERS = {"default": {"BACKEND": "channels_redis.core.RedisChannelLayer"}}
+    settings.CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+    settings.AGENT_SESSIONS = {"RATE_LIMIT": "30/m"}
+    assert [m.id for m in _check_rate_limit_cache()] == ["django_agent_sessions.W013"]
+    settings.CACHES = {
+        "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": ""}
+    }
+    assert _check_rate_limit_cache() == []
+    settings.CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+    settings.AGENT_SESSIONS = {"RATE_LIMIT": None}
+    assert _check_rate_limit_cache() == []
+    settings.AGENT_SESSIONS = {"RATE_LIMIT": "30/m"}
+    settings.CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+    assert _check_rate_limit_cache() == []

@@ -85,7 +85,11 @@ async def test_a_conversation_streams_and_is_there_after_reconnecting(alice_cook
     socket = Socket(session_id, alice_cookie)
     assert await socket.open() == {
         "type": "history",
+        "protocol": 2,
         "items": [],
+        "has_more": False,
+        "oldest_id": None,
+        "last_item_id": None,
         "active_run": None,
         "pending_approvals": [],
     }
@@ -108,10 +112,28 @@ async def test_a_conversation_streams_and_is_there_after_reconnecting(alice_cook
     again = Socket(session_id, alice_cookie)
     history = await again.open()
     assert history["active_run"] is None
-    assert history["items"] == [
-        {"kind": "message", "role": "user", "text": "Weather in Paris?"},
-        {"kind": "message", "role": "assistant", "text": ANSWER},
+    run_id = frames[0]["run_id"]
+    shown = [{**item, "created_at": None} for item in history["items"]]
+    first_id = history["items"][0]["id"]
+    assert shown == [
+        {
+            "kind": "message",
+            "role": "user",
+            "text": "Weather in Paris?",
+            "id": first_id,
+            "created_at": None,
+            "run_id": run_id,
+        },
+        {
+            "kind": "message",
+            "role": "assistant",
+            "text": ANSWER,
+            "id": first_id + 1,
+            "created_at": None,
+            "run_id": run_id,
+        },
     ]
+    assert history["last_item_id"] == first_id + 1
     await again.close()
     assert await run_statuses(session_id) == ["completed"]
 
@@ -450,6 +472,11 @@ async def test_signals_report_runs_and_usage(alice, alice_cookie, session_id):
         await socket.open()
         await socket.say("Weather?")
         done = (await socket.until("run.completed"))[-1]
+        # run_finished follows the terminal event (receivers never delay it).
+        for _ in range(250):
+            if len(seen) == 2:
+                break
+            await asyncio.sleep(0.02)
         await socket.close()
     finally:
         run_started.disconnect(started)

@@ -77,8 +77,16 @@ export class Transcript {
   render(item) {
     const strings = this.strings;
     switch (item.kind) {
-      case "message":
-        return this.append(this.message(item.role, item.text).article);
+      case "message": {
+        const shown = this.message(item.role, item.text);
+        if (item.status) {
+          // A run note: the reply a stopped or failed run had streamed (not saved).
+          shown.article.dataset.status = item.status;
+          const noteText = item.status === "failed" ? strings.failed + "." : strings.stopped;
+          shown.article.appendChild(element("p", "note", noteText));
+        }
+        return this.append(shown.article);
+      }
       case "tool_call":
         return this.collapsible("tool-call", strings.toolCall + ": " + item.name, prettyJson(item.arguments));
       case "tool_output":

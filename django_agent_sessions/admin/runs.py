@@ -1,0 +1,76 @@
+"""The admin of run records: what each websocket run did. Read-only.
+
+A run record is written by the worker that ran it (or by the worker that found it lost):
+staff read status, agent, duration, token usage and the error, and follow the link to
+the conversation's transcript, where a stopped or failed run's unfinished reply is shown
+with its status. Nobody adds, edits or deletes runs here.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import admin
+from django.http import HttpRequest
+from django.urls import reverse
+from django.utils.html import format_html
+from django.utils.translation import gettext_lazy as _
+
+from django_agent_sessions.models import AgentRun
+
+
+@admin.register(AgentRun)
+class AgentRunAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
+    list_display = [
+        "run_id",
+        "status",
+        "agent_name",
+        "conversation",
+        "started_at",
+        "duration",
+        "total_tokens",
+        "error_code",
+    ]
+    list_filter = ["status", "error_code", "started_at"]
+    search_fields = ["run_id", "session__session_id", "agent_name"]
+    list_select_related = ["session"]
+    date_hierarchy = "started_at"
+    ordering = ["-started_at"]
+    fields = (
+        "run_id",
+        "conversation",
+        "status",
+        "agent_name",
+        "started_at",
+        "finished_at",
+        "duration",
+        "requests",
+        "input_tokens",
+        "output_tokens",
+        "total_tokens",
+        "error_code",
+        "error",
+        "partial_text",
+        "client_id",
+    )
+    readonly_fields = fields
+
+    @admin.display(description=_("conversation"), ordering="session__session_id")
+    def conversation(self, run: AgentRun) -> str:
+        url = reverse("admin:django_agent_sessions_agentsession_change", args=[run.session_id])
+        return format_html('<a href="{}">{}</a>', url, run.session.session_id)
+
+    @admin.display(description=_("duration"))
+    def duration(self, run: AgentRun) -> str:
+        if run.finished_at is None:
+            return "-"
+        return f"{(run.finished_at - run.started_at).total_seconds():.1f} s"
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False

@@ -1,0 +1,318 @@
+"""Runs tell the truth through crashes and restarts, in the documented production mode.
+
+Two daphne workers of the example project share a PostgreSQL cluster and a Redis server
+of this module's own (``tests/services.py``), so the tests can kill a worker with
+SIGKILL and restart PostgreSQL and Redis for real without disturbing the rest of the
+suite. Clients are plain websockets (``example_project/tests/live.py``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+import textwrap
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import pytest
+import websockets
+
+from example_project.tests.live import LiveSocket, log_in
+from example_project.tests.servers import (
+    REPO_ROOT,
+    DaphneServer,
+    create_user,
+    manage,
+    server_environment,
+)
+from tests.services import PostgresServer, RedisServer
+
+pytestmark = [pytest.mark.redis, pytest.mark.timeout(300)]
+
+LEASE = 6  # RUN_LEASE_SECONDS of the workers: a lost worker is noticed within about this
+STORY = "Tell me a long story"
+
+
+class Stack:
+    def __init__(self, postgres: PostgresServer, redis: RedisServer, env: dict[str, str]):
+        self.postgres, self.redis, self.env = postgres, redis, env
+        self.workers: list[DaphneServer] = []
+        self.user: tuple[str, str] = ("", "")
+        self.cookie = ""
+
+    def query(self, sql: str, *params: Any) -> list[tuple[Any, ...]]:
+        with psycopg.connect(self.env["DATABASE_URL"], autocommit=True) as connection:
+            return connection.execute(sql.encode(), params).fetchall()
+
+    def socket(self, worker: int, session_id: str) -> LiveSocket:
+        return LiveSocket(self.workers[worker].url, session_id, self.cookie)
+
+    def ensure_running(self) -> None:
+        for worker in self.workers:
+            if worker.process is None or worker.process.poll() is not None:
+                worker.start()
+
+
+@pytest.fixture(scope="module")
+def stack(tmp_path_factory: pytest.TempPathFactory, log_dir: Path) -> Iterator[Stack]:
+    base = tmp_path_factory.mktemp("run-truth")
+    postgres = PostgresServer()
+    redis = RedisServer(base / "redis")
+    workers: list[DaphneServer] = []
+    try:
+        postgres.start()
+        redis.start()
+        env = server_environment(
+            postgres.create_database("example"),
+            REDIS_URL=redis.url,
+            CHANNEL_LAYER_PREFIX=f"truth-{uuid.uuid4().hex[:8]}:",
+            CONN_MAX_AGE="600",  # the documented production settings
+            RUN_LEASE_SECONDS=str(LEASE),
+            CONTINUE_RUNS_AFTER_DISCONNECT="0",
+            RATE_LIMIT="6/d",  # a fixed window: a day is never crossed mid-test
+            DEMO_MODEL_DELAY="0.01",
+        )
+        manage(env, "migrate", "--no-input", "-v", "0")
+        result = Stack(postgres, redis, env)
+        workers = [DaphneServer(f"truth-{n}", log_dir, env) for n in (1, 2)]
+        result.workers = workers
+        for worker in workers:
+            worker.start()
+        result.user = create_user(env)
+        result.cookie = log_in(workers[0].url, result.user)
+        yield result
+    finally:
+        for worker in workers:
+            worker.close()
+        redis.stop()
+        postgres.stop()
+
+
+@pytest.fixture
+def live(stack: Stack) -> Stack:
+    stack.ensure_running()
+    # Each test starts with a fresh rate-limit window of its own user.
+    stack.user = create_user(stack.env)
+    stack.cookie = log_in(stack.workers[0].url, stack.user)
+    return stack
+
+
+def new_id() -> str:
+    return uuid.uuid4().hex
+
+
+def run_status(stack: Stack, run_id: str) -> tuple[str, str]:
+    rows = stack.query(
+        "SELECT status, error FROM django_agent_sessions_agentrun WHERE run_id = %s",
+        uuid.UUID(run_id),
+    )
+    assert rows, run_id
+    return rows[0][0], rows[0][1]
+
+
+async def wait_for(condition: Any, timeout: float, poll: float = 0.2) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        await asyncio.sleep(poll)
+    return bool(condition())
+
+
+# 2. A killed worker's run ends visibly on the other workers --------------------------
+
+
+async def test_a_killed_workers_run_ends_as_worker_lost_for_every_watcher(live):
+    conversation = new_id()
+    a, b = live.socket(0, conversation), live.socket(1, conversation)
+    await a.open()
+    await b.open()
+    await a.send({"type": "user_message", "text": STORY})
+    started = (await b.until("run.started"))[-1]
+    run_id = started["run_id"]
+    await b.until("text.delta")
+
+    live.workers[0].process.kill()  # SIGKILL: no cleanup of any kind
+    live.workers[0].process.wait(timeout=15)
+    killed_at = time.monotonic()
+    await b.send({"type": "cancel", "run_id": run_id})
+
+    frames = await b.until("run.completed", "run.cancelled", "run.failed", timeout=LEASE * 4)
+    waited = time.monotonic() - killed_at
+    print(f"MEASURED worker_lost reached the other worker {waited:.1f}s after SIGKILL")
+    end = frames[-1]
+    assert end["type"] == "run.failed", end
+    assert end["run_id"] == run_id
+    assert end["error"]["code"] == "worker_lost"
+    assert waited < LEASE * 3, waited
+    status, error = run_status(live, run_id)
+    assert status == "failed"
+    assert "worker" in error.lower()
+
+    # A reload shows no active run, and the conversation takes the next message at once.
+    reloaded = live.socket(1, conversation)
+    history = await reloaded.open()
+    assert history["active_run"] is None
+    await reloaded.send({"type": "user_message", "text": "Are you there?"})
+    assert (await reloaded.until("run.completed", "run.failed", "error"))[-1][
+        "type"
+    ] == "run.completed"
+    for socket in (b, reloaded):
+        await socket.close()
+
+
+# 3. PostgreSQL restarts -----------------------------------------------------------------
+
+
+async def test_a_run_streaming_across_a_postgres_restart_completes_and_is_saved(live):
+    conversation = new_id()
+    socket = live.socket(0, conversation)
+    await socket.open()
+    await socket.send({"type": "user_message", "text": STORY})
+    await socket.until("text.delta")
+    restart_at = time.monotonic()
+    live.postgres.restart()
+    print(f"MEASURED pg_ctl restart -m fast took {time.monotonic() - restart_at:.1f}s")
+    end = (await socket.until("run.completed", "run.cancelled", "run.failed", timeout=90))[-1]
+    assert end["type"] == "run.completed", end
+    await socket.close()
+
+    reloaded = live.socket(1, conversation)
+    history = await reloaded.open()
+    kinds = [(item["kind"], item.get("role")) for item in history["items"]]
+    assert kinds[-1] == ("message", "assistant"), kinds
+    assert history["items"][-1]["text"].startswith("Once upon a time")
+    await reloaded.close()
+
+
+SESSION_SCRIPT = textwrap.dedent(
+    """
+    import asyncio, json, sys
+    import django
+    django.setup()
+    from django_agent_sessions import DjangoSession
+
+    async def main():
+        session = DjangoSession(sys.argv[1])
+        for line in sys.stdin:
+            command = line.strip()
+            try:
+                if command == "add":
+                    await session.add_items([{"role": "user", "content": "hello"}])
+                    print(json.dumps("ok"), flush=True)
+                elif command == "count":
+                    print(json.dumps(len(await session.get_items())), flush=True)
+            except Exception as error:
+                print(json.dumps(f"error: {type(error).__name__}"), flush=True)
+
+    asyncio.run(main())
+    """
+)
+
+
+def test_djangosession_uses_a_fresh_connection_after_a_postgres_restart(live):
+    """The example's settings (CONN_MAX_AGE=600, CONN_HEALTH_CHECKS=True): the first
+    operation after a restart succeeds."""
+    worker = subprocess.Popen(
+        [sys.executable, "-c", SESSION_SCRIPT, f"restart-{new_id()}"],
+        cwd=REPO_ROOT,
+        env=live.env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert worker.stdin is not None
+    assert worker.stdout is not None
+
+    def ask(command: str) -> Any:
+        worker.stdin.write(command + "\n")
+        worker.stdin.flush()
+        return __import__("json").loads(worker.stdout.readline())
+
+    try:
+        assert ask("add") == "ok"
+        live.postgres.restart()
+        assert ask("add") == "ok"
+        live.postgres.restart()
+        assert ask("count") == 2
+    finally:
+        worker.stdin.close()
+        worker.wait(timeout=30)
+
+
+# 4. Redis restarts ----------------------------------------------------------------------
+
+
+async def _open_and_stay(stack: Stack, worker: int, conversation: str) -> LiveSocket:
+    """Reconnect as the page does (with a short backoff) until a socket opens and stays
+    open for two seconds."""
+    deadline = time.monotonic() + 30
+    while True:
+        socket = stack.socket(worker, conversation)
+        try:
+            await socket.open()
+            await asyncio.wait_for(socket.connection.recv(), 2)
+        except asyncio.TimeoutError:
+            return socket  # open, and quiet: usable
+        except (websockets.ConnectionClosed, OSError) as error:
+            if time.monotonic() > deadline:
+                raise AssertionError(
+                    f"no socket stays open after a Redis restart: {error}"
+                ) from error
+        await socket.close()
+        await asyncio.sleep(0.5)
+
+
+async def test_after_a_redis_restart_the_first_run_on_each_worker_succeeds(live):
+    conversations = [new_id(), new_id()]
+    sockets = [live.socket(n, conversations[n]) for n in (0, 1)]
+    for socket in sockets:
+        await socket.open()
+    live.redis.restart()
+    restarted_at = time.monotonic()
+    for n in (0, 1):
+        # A socket either closes (1011; the page reconnects, acceptable) or stays open,
+        # and then it must still see its conversation's runs.
+        try:
+            await sockets[n].receive(timeout=5)
+            raise AssertionError("a frame nobody asked for")
+        except websockets.ConnectionClosed as closed:
+            print(f"MEASURED worker {n}: after a Redis restart the socket closed ({closed.rcvd})")
+            sockets[n] = await _open_and_stay(live, n, conversations[n])
+        except asyncio.TimeoutError:
+            print(f"MEASURED worker {n}: the socket stayed open across the Redis restart")
+    for n in (0, 1):
+        watcher = live.socket(1 - n, conversations[n])  # the other worker watches too
+        await watcher.open()
+        await sockets[n].send({"type": "user_message", "text": f"hello worker {n}"})
+        for socket in (sockets[n], watcher):
+            frames = await socket.until("run.completed", "run.failed", "error", timeout=30)
+            assert frames[0]["type"] == "run.started", frames
+            assert frames[-1]["type"] == "run.completed", frames
+        after = time.monotonic() - restarted_at
+        print(f"MEASURED worker {n}: its first run completed {after:.1f}s after the restart")
+        await watcher.close()
+        await sockets[n].close()
+
+
+# 7. The rate limit is shared by the workers --------------------------------------------
+
+
+async def test_the_rate_limit_counts_runs_on_every_worker_together(live):
+    # RATE_LIMIT is 6/d: eight conversations, alternating workers, one run each.
+    outcomes = []
+    for n in range(8):
+        socket = live.socket(n % 2, new_id())
+        await socket.open()
+        await socket.send({"type": "user_message", "text": f"hi {n}"})
+        frame = (await socket.until("run.started", "error"))[-1]
+        outcomes.append(frame.get("code", frame["type"]))
+        if frame["type"] == "run.started":
+            await socket.until("run.completed", "run.failed")
+        await socket.close()
+    assert outcomes == ["run.started"] * 6 + ["rate_limited"] * 2

@@ -1,0 +1,395 @@
+"""Runs tell the truth: closing sockets, lost workers, odd text, bounded and honest history.
+
+In-process, over the real middleware stack (and Redis when ``REDIS_URL`` is set). The
+crash and restart scenarios with real servers are in
+``example_project/tests/test_run_truth_live.py``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from asgiref.sync import sync_to_async
+from autobahn.exception import Disconnected
+from channels.testing import WebsocketCommunicator
+from django.utils import timezone
+
+from django_agent_sessions import DjangoSession, signals
+from django_agent_sessions.models import AgentRun, AgentSession, SessionItem
+from django_agent_sessions.websocket import records
+from tests import chat_agent
+from tests.asgi import websocket_application
+from tests.scripted import streamed_reply, tool_turn
+from tests.websockets import ORIGIN, Socket, close_all_sockets, login_cookie, of_type
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+LONG = "and so the story goes on " * 80
+GRACE = 5.0  # PRESENCE_TIMEOUT (1 s) plus the run's settling, with a wide margin
+
+
+@pytest.fixture(autouse=True)
+async def _close_sockets():
+    yield
+    await close_all_sockets()
+
+
+@pytest.fixture(autouse=True)
+def agent_settings(settings):
+    settings.AGENT_SESSIONS = {
+        "AGENT": "tests.chat_agent.make_agent",
+        "RATE_LIMIT": None,
+        "DELTA_FLUSH_SECONDS": 0.01,
+    }
+    chat_agent.tool_gate = None
+    yield
+    chat_agent.tool_gate = None
+
+
+@pytest.fixture
+def alice(make_user):
+    return make_user("alice")
+
+
+@pytest.fixture
+def alice_cookie(alice):
+    return login_cookie(alice)
+
+
+async def statuses(session_id: str) -> list[str]:
+    return [
+        status
+        async for status in AgentRun.objects.filter(session__session_id=session_id)
+        .order_by("started_at")
+        .values_list("status", flat=True)
+    ]
+
+
+async def eventually(check: Any, timeout: float) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if await check():
+            return True
+        await asyncio.sleep(0.05)
+    return bool(await check())
+
+
+# 1. Sending to a closing socket never kills the consumer ------------------------------
+
+
+class ClosingServer:
+    """The test application as daphne runs it: once the browser has begun closing, a
+    send raises ``autobahn.exception.Disconnected`` (before the consumer has read the
+    ``websocket.disconnect`` that is on its way)."""
+
+    def __init__(self) -> None:
+        self.closing = False
+        self.refused = 0
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        async def send_like_daphne(message: dict[str, Any]) -> None:
+            if self.closing and message["type"] == "websocket.send":
+                self.refused += 1
+                raise Disconnected("Attempt to send on a closed protocol")
+            await send(message)
+
+        await websocket_application(scope, receive, send_like_daphne)
+
+
+async def close_at(point: str, session_id: str, cookie: bytes) -> ClosingServer:
+    server = ClosingServer()
+    communicator = WebsocketCommunicator(
+        server,
+        f"/ws/agent-sessions/{session_id}/",
+        headers=[(b"origin", ORIGIN), (b"cookie", cookie)],
+    )
+    connected, _ = await communicator.connect(timeout=5)
+    assert connected
+    assert (await communicator.receive_json_from(timeout=5))["type"] == "history"
+    text = "weather please" if point == "tool_call" else "tell me a story"
+    await communicator.send_to(text_data=json.dumps({"type": "user_message", "text": text}))
+    wanted = {
+        "before_run_started": None,
+        "after_run_started": "run.started",
+        "mid_stream": "text.delta",
+        "tool_call": "item.completed",
+    }[point]
+    while wanted is not None:
+        frame = await communicator.receive_json_from(timeout=5)
+        if frame["type"] == wanted and (
+            point != "tool_call" or frame["item"]["kind"] == "tool_call"
+        ):
+            break
+    server.closing = True
+    # daphne knows about the close before the consumer reads it; sends meanwhile fail.
+    await asyncio.sleep(0.1)
+    await communicator.send_input({"type": "websocket.disconnect", "code": 1001})
+    await communicator.wait(timeout=GRACE)  # the consumer ends normally: no exception
+    return server
+
+
+@pytest.mark.parametrize(
+    "point", ["before_run_started", "after_run_started", "mid_stream", "tool_call"]
+)
+async def test_a_socket_closing_at_any_point_of_a_run_cancels_it(point, alice_cookie, session_id):
+    chat_agent.tool_gate = asyncio.Event()  # the tool runs until the socket is gone
+    for attempt in range(6):
+        conversation = f"{session_id}-{attempt}"
+        chat_agent.script(
+            tool_turn("get_weather", {"city": "Paris"}, call_id="call-1")
+            if point == "tool_call"
+            else streamed_reply(LONG, delay=0.01),
+            streamed_reply("It is sunny.", delay=0.01),
+        )
+        await close_at(point, conversation, alice_cookie)
+        assert await eventually(lambda conversation=conversation: _ended(conversation), GRACE), (
+            await statuses(conversation)
+        )
+        assert await statuses(conversation) == ["cancelled"], (attempt, point)
+    chat_agent.tool_gate.set()
+
+
+async def _ended(session_id: str) -> bool:
+    found = await statuses(session_id)
+    return bool(found) and "running" not in found
+
+
+async def test_the_consumer_survives_a_refused_send_and_still_cleans_up(alice_cookie, session_id):
+    chat_agent.script(streamed_reply(LONG, delay=0.01))
+    server = await close_at("mid_stream", session_id, alice_cookie)
+    assert server.refused >= 1  # the situation of the bug report did happen
+    # disconnect() ran: the run learnt that nobody watches and was cancelled.
+    assert await eventually(lambda: _ended(session_id), GRACE)
+    assert await statuses(session_id) == ["cancelled"]
+
+
+# 2. A run whose worker died ends visibly ----------------------------------------------
+
+
+async def _dead_run(session_id: str, owner: Any) -> AgentRun:
+    """A running record as a worker killed mid-run leaves it: lease about to expire."""
+    conversation = await AgentSession.objects.acreate(session_id=session_id, owner=owner)
+    return await AgentRun.objects.acreate(
+        session=conversation,
+        agent_name="Assistant",
+        lease_expires_at=timezone.now() + timedelta(seconds=3),
+    )
+
+
+async def test_every_socket_gets_worker_lost_and_run_finished_fires_once(
+    settings, alice, alice_cookie, session_id
+):
+    settings.AGENT_SESSIONS = {**settings.AGENT_SESSIONS, "RUN_LEASE_SECONDS": 0.4}
+    finished: list[Any] = []
+
+    def on_finished(sender, run, usage, user, **kwargs):
+        finished.append((run.run_id, run.status, user))
+
+    signals.run_finished.connect(on_finished)
+    try:
+        dead = await _dead_run(session_id, alice)
+        sockets = [Socket(session_id, alice_cookie) for _ in range(2)]
+        histories = [await socket.open() for socket in sockets]
+        # Within the lease the run looks alive (its worker does not answer: 1 s).
+        assert histories[0]["active_run"] == {"run_id": str(dead.run_id)}
+        for socket in sockets:
+            frames = await socket.until("run.failed", timeout=5)
+            assert frames[-1]["run_id"] == str(dead.run_id)
+            assert frames[-1]["error"]["code"] == "worker_lost"
+        # Another sweep (another worker) finds nothing left to claim.
+        assert await records.expire_stale_runs() == []
+    finally:
+        signals.run_finished.disconnect(on_finished)
+    record = await AgentRun.objects.aget(pk=dead.pk)
+    assert (record.status, record.error_code) == ("failed", "worker_lost")
+    assert finished == [(dead.run_id, "failed", alice)]
+    fresh = Socket(session_id, alice_cookie)
+    assert (await fresh.open())["active_run"] is None
+
+
+async def test_cancel_of_a_run_whose_lease_expired_is_answered_at_once(
+    alice, alice_cookie, session_id
+):
+    dead = await _dead_run(session_id, alice)
+    socket = Socket(session_id, alice_cookie)
+    await socket.open()
+    await asyncio.sleep(3.1)  # the lease is over; the default sweeper waits 15 s
+    await socket.send({"type": "cancel"})
+    end = (await socket.until("run.failed", timeout=2))[-1]
+    assert (end["run_id"], end["error"]["code"]) == (str(dead.run_id), "worker_lost")
+
+
+async def test_concurrent_sweeps_claim_each_lost_run_once(alice, session_id):
+    for n in range(5):
+        await _dead_run(f"{session_id}-{n}", alice)
+    await asyncio.sleep(3.1)
+    claimed = await asyncio.gather(
+        *(sync_to_async(records._expire_stale_runs, thread_sensitive=False)(None) for _ in range(4))
+    )
+    assert sorted(run.session_pk for sweep in claimed for run in sweep) == sorted(
+        [pk async for pk in AgentSession.objects.values_list("pk", flat=True)]
+    )
+
+
+# 5. Lone surrogates ----------------------------------------------------------------------
+
+
+async def test_a_lone_surrogate_is_refused_before_anything_is_recorded(alice_cookie, session_id):
+    chat_agent.script(streamed_reply("fine", delay=0.0))
+    socket = Socket(session_id, alice_cookie)
+    await socket.open()
+    await socket.communicator.send_to(
+        text_data='{"type": "user_message", "text": "x \\ud800 y", "client_id": "c1"}'
+    )
+    error = await socket.receive()
+    assert (error["type"], error["code"], error["client_id"]) == ("error", "invalid_text", "c1")
+    assert await SessionItem.objects.acount() == 0
+    assert await AgentRun.objects.acount() == 0
+    await socket.say("and now a normal one")
+    assert (await socket.until("run.completed", "run.failed"))[-1]["type"] == "run.completed"
+
+
+async def test_anything_djangosession_stores_can_be_shown(alice, alice_cookie, session_id):
+    session = DjangoSession(session_id, owner=alice)
+    await session.add_items(
+        [{"role": "user", "content": "x \ud800 y"}, {"role": "assistant", "content": "\udfff"}]
+    )
+    for _ in range(2):  # and again: the conversation is not broken for good
+        socket = Socket(session_id, alice_cookie)
+        await socket.connect()
+        raw = await socket.communicator.receive_from(timeout=5)
+        raw.encode("utf-8")  # valid UTF-8: daphne can send it
+        history = json.loads(raw)
+        assert [item["text"] for item in history["items"]] == ["x \ufffd y", "\ufffd"]
+        await socket.close()
+    assert await session.get_items() == [
+        {"role": "user", "content": "x \ud800 y"},
+        {"role": "assistant", "content": "\udfff"},
+    ]
+
+
+# 6. The history frame has a byte budget; older items are paged ---------------------------
+
+
+async def test_history_frame_is_bounded_and_older_items_are_paged(
+    settings, alice, alice_cookie, session_id
+):
+    settings.AGENT_SESSIONS = {**settings.AGENT_SESSIONS, "HISTORY_MAX_BYTES": 20_000}
+    session = DjangoSession(session_id, owner=alice)
+    texts = [f"{n:04d} " + "x" * 1000 for n in range(120)]
+    await session.add_items([{"role": "user", "content": text} for text in texts])
+    socket = Socket(session_id, alice_cookie)
+    await socket.connect()
+    raw = await socket.communicator.receive_from(timeout=5)
+    assert len(raw.encode()) < 20_000 + 1_000
+    frame = json.loads(raw)
+    assert frame["has_more"] is True
+    seen = [item["text"] for item in frame["items"]]
+    before = frame["oldest_id"]
+    pages = 0
+    while True:
+        await socket.send({"type": "load_older", "before": before})
+        page = await socket.receive()
+        assert page["type"] == "history.page"
+        assert len(json.dumps(page["items"]).encode()) < 20_000 + 1_000
+        seen = [item["text"] for item in page["items"]] + seen
+        pages += 1
+        if not page["has_more"]:
+            break
+        before = page["oldest_id"]
+    assert seen == texts
+    assert pages >= 5
+
+
+# 8. History tells what happened -----------------------------------------------------------
+
+
+async def test_a_stopped_reply_is_in_history_with_its_text_and_status(alice_cookie, session_id):
+    gate = asyncio.Event()
+    chat_agent.script(streamed_reply(LONG, delay=0.001, gate=gate), streamed_reply("Next."))
+    socket = Socket(session_id, alice_cookie)
+    await socket.open()
+    await socket.send({"type": "user_message", "text": "tell me a story", "client_id": "m-1"})
+    frames = await socket.until("text.delta")
+    run_id = frames[0]["run_id"]
+    assert of_type(frames, "item.completed")[0]["item"]["client_id"] == "m-1"
+    await socket.send({"type": "cancel"})
+    frames += await socket.until("run.cancelled")
+    gate.set()
+    streamed = "".join(frame["delta"] for frame in of_type(frames, "text.delta"))
+    assert streamed
+
+    history = await Socket(session_id, alice_cookie).open()
+    user, note = history["items"]
+    assert (user["text"], user["run_id"], user["client_id"]) == (
+        "tell me a story",
+        run_id,
+        "m-1",
+    )
+    assert isinstance(user["id"], int)
+    assert user["created_at"]
+    assert note == {
+        "kind": "message",
+        "role": "assistant",
+        "text": streamed,
+        "status": "cancelled",
+        "id": None,
+        "created_at": None,
+        "run_id": run_id,
+    }
+
+    # The session's items stay valid model input: the half reply is not among them.
+    items = await DjangoSession(session_id).get_items()
+    assert items == [{"role": "user", "content": "tell me a story"}]
+    # The next run goes after the note.
+    await socket.say("go on")
+    await socket.until("run.completed")
+    history = await Socket(session_id, alice_cookie).open()
+    assert [(item["role"], item.get("status")) for item in history["items"]] == [
+        ("user", None),
+        ("assistant", "cancelled"),
+        ("user", None),
+        ("assistant", None),
+    ]
+
+
+async def test_a_failed_run_is_in_history_with_its_code(alice_cookie, session_id):
+    from agents.testing import ModelStep
+
+    def fail(call: Any) -> Any:
+        raise RuntimeError("model exploded")
+
+    chat_agent.script(ModelStep.respond(fail))
+    socket = Socket(session_id, alice_cookie)
+    await socket.open()
+    await socket.say("please fail")
+    end = (await socket.until("run.failed"))[-1]
+    history = await Socket(session_id, alice_cookie).open()
+    assert [item["role"] for item in history["items"]] == ["user", "assistant"]
+    note = history["items"][-1]
+    assert (note["status"], note["error"], note["run_id"]) == (
+        "failed",
+        {"code": "agent_error"},
+        end["run_id"],
+    )
+
+
+# 9. Errors echo the client's id; rate_limited says when to retry ---------------------------
+
+
+async def test_rate_limited_carries_retry_after_and_client_id(settings, alice_cookie, session_id):
+    settings.AGENT_SESSIONS = {**settings.AGENT_SESSIONS, "RATE_LIMIT": "1/h"}
+    chat_agent.script(streamed_reply("one"))
+    socket = Socket(session_id, alice_cookie)
+    await socket.open()
+    await socket.send({"type": "user_message", "text": "one", "client_id": "a"})
+    await socket.until("run.completed")
+    await socket.send({"type": "user_message", "text": "two", "client_id": "b"})
+    error = await socket.receive()
+    assert (error["code"], error["client_id"]) == ("rate_limited", "b")
+    assert 1 <= error["retry_after"] <= 3600
