@@ -12,6 +12,7 @@ Raw SQL is used only where the ORM has no single-statement form (``UPDATE ... RE
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -45,26 +46,37 @@ class _Locked:
 
 
 def read_items(scope: Scope, limit: int | None) -> list[Any]:
-    """The newest ``limit`` items (all when None), oldest first, in one query."""
+    """The newest ``limit`` items (all when None), oldest first.
+
+    Exactly ``limit`` items when that many decodable rows exist: a row that does not
+    decode is skipped without using up a slot (the window widens, as in the SDK's SQL
+    stores). One query unless such a row sits among the newest.
+    """
     connection = _connection(scope.using)
+    statements = _statements(connection)
     # A non-positive limit still runs the (one-row) query, so that a foreign
     # conversation is refused rather than answered with an empty list.
-    sql, params = _read_sql(_statements(connection), scope.session_id, limit)
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        rows = cursor.fetchall()
-    if not rows:
-        return []
-    _check_owner(scope, rows[0][0])
-    if limit is not None and limit <= 0:
-        return []
-    payloads = [payload for _, payload in rows if payload is not None]
-    if limit is not None:
+    window = None if limit is None else max(limit, 1)
+    while True:
+        sql, params = _read_sql(statements, scope.session_id, window)
+        with connection.cursor() as cursor:
+            cursor.execute(sql, params)
+            rows = cursor.fetchall()
+        if not rows:
+            return []
+        _check_owner(scope, rows[0][0])
+        if limit is not None and limit <= 0:
+            return []
+        payloads = [payload for _, payload in rows if payload is not None]
+        if window is None:
+            return serialization.decode_payloads(payloads)
         payloads.reverse()
-    items = serialization.decode_payloads(payloads)
-    if limit is not None:
-        items = serialization.drop_orphan_outputs(items)
-    return items
+        items = serialization.decode_payloads(payloads)
+        if len(items) >= limit:
+            return items[-limit:]
+        if len(payloads) < window:
+            return items
+        window *= 2
 
 
 def append_items(scope: Scope, encoded: list[EncodedItem], title: str) -> None:
@@ -111,6 +123,117 @@ def clear(scope: Scope) -> None:
             return
         _check_owner(scope, locked.owner_id)
         delete_items_of(connection, [locked.pk])
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """The newest rows of a conversation, for compaction (see ``compaction_snapshot``)."""
+
+    row_ids: list[int]
+    items: list[Any]
+    complete: bool
+
+
+def compaction_snapshot(scope: Scope, limit: int) -> Snapshot:
+    """The newest ``limit`` readable rows, oldest first, with their ids.
+
+    ``complete`` says that nothing older exists. A row that does not decode is never
+    part of a snapshot: the snapshot starts after the newest such row (and is then not
+    complete), so a compaction cannot replace, and so delete, what it could not read.
+    One query: ``limit + 1`` rows tell completeness without reading the prefix.
+    """
+    connection = _connection(scope.using)
+    sql, params = _read_sql(_statements(connection), scope.session_id, max(limit, 0) + 1, True)
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        rows = cursor.fetchall()
+    if not rows:
+        return Snapshot([], [], True)
+    _check_owner(scope, rows[0][0])
+    stored = [(row_id, payload) for _, row_id, payload in rows if row_id is not None]
+    complete = len(stored) <= limit
+    stored = stored[:limit]
+    stored.reverse()
+    row_ids: list[int] = []
+    items: list[Any] = []
+    for row_id, payload in stored:
+        decoded = serialization.decode_payloads([payload])
+        if decoded:
+            row_ids.append(row_id)
+            items.append(decoded[0])
+        else:
+            row_ids.clear()
+            items.clear()
+            complete = False
+    return Snapshot(row_ids, items, complete)
+
+
+def replace_suffix(
+    scope: Scope,
+    expected_ids: list[int],
+    encoded: list[EncodedItem],
+    prune_prefix: Callable[[Any], bool] | None,
+    prune_batch: int,
+) -> bool:
+    """Replace the rows ``expected_ids`` (the conversation's newest) with ``encoded``.
+
+    One transaction, parent row locked first. Returns False, changing nothing, when
+    the newest rows are no longer exactly ``expected_ids``: another writer appended,
+    popped or cleared since the snapshot was read (ids are never reused, and stored
+    rows never change, so equal ids mean equal rows). ``prune_prefix`` (the SDK's
+    EncryptedSession passes one) also deletes the contiguous run of oldest rows it
+    accepts, in batches, stopping at the first row it rejects or cannot decode.
+    """
+    if not expected_ids:
+        return False
+    connection = _connection(scope.using)
+    now = timezone.now()
+    statements = _statements(connection)
+    with transaction.atomic(using=scope.using), connection.cursor() as cursor:
+        locked = _lock(cursor, connection, scope, now, count_delta=0)
+        if locked is None:
+            return False
+        _check_owner(scope, locked.owner_id)
+        cursor.execute(statements.newest_ids, [locked.pk, len(expected_ids)])
+        if [row[0] for row in reversed(cursor.fetchall())] != expected_ids:
+            return False
+        removed = 0
+        if prune_prefix is not None:
+            removed += _prune_prefix(
+                cursor, statements, locked.pk, expected_ids[0], prune_prefix, max(prune_batch, 1)
+            )
+        cursor.execute(statements.delete_from, [locked.pk, expected_ids[0]])
+        removed += int(cursor.rowcount)
+        _insert_items(cursor, connection, locked.pk, encoded, now)
+        delta = len(encoded) - removed
+        cursor.execute(statements.recount, [delta, delta, locked.pk])
+    return True
+
+
+def _prune_prefix(
+    cursor: CursorWrapper,
+    statements: _Statements,
+    session_pk: int,
+    before_id: int,
+    prune: Callable[[Any], bool],
+    batch: int,
+) -> int:
+    removed = 0
+    while True:
+        cursor.execute(statements.oldest_before, [session_pk, before_id, batch])
+        rows = cursor.fetchall()
+        expired_end = None
+        for row_id, payload in rows:
+            decoded = serialization.decode_payloads([payload])
+            if not decoded or not prune(decoded[0]):
+                break
+            expired_end = row_id
+        if expired_end is None:
+            return removed
+        cursor.execute(statements.delete_through, [session_pk, expired_end])
+        removed += int(cursor.rowcount)
+        if expired_end != rows[-1][0] or len(rows) < batch:
+            return removed
 
 
 def delete_items_of(connection: BaseDatabaseWrapper, session_pks: list[int]) -> int:
@@ -195,12 +318,15 @@ def _check_owner(scope: Scope, stored_owner_id: Any) -> None:
         )
 
 
-def _read_sql(statements: _Statements, session_id: str, limit: int | None) -> tuple[str, list[Any]]:
+def _read_sql(
+    statements: _Statements, session_id: str, limit: int | None, with_ids: bool = False
+) -> tuple[str, list[Any]]:
     if limit is None:
         return statements.read_all, [session_id]
+    sql = statements.read_newest_with_ids if with_ids else statements.read_newest
     if statements.limit_first:
-        return statements.read_newest, [max(limit, 1), session_id]
-    return statements.read_newest, [session_id, max(limit, 1)]
+        return sql, [max(limit, 1), session_id]
+    return sql, [session_id, max(limit, 1)]
 
 
 class _Statements:
@@ -212,6 +338,19 @@ class _Statements:
             f"DELETE FROM {items} WHERE id = (SELECT id FROM {items} WHERE session_id = %s "
             "ORDER BY id DESC LIMIT 1) RETURNING payload"
         )
+        self.newest_ids = (
+            f"SELECT id FROM {items} WHERE session_id = %s ORDER BY id DESC LIMIT %s"
+        )
+        self.oldest_before = (
+            f"SELECT id, payload FROM {items} WHERE session_id = %s AND id < %s "
+            "ORDER BY id ASC LIMIT %s"
+        )
+        self.delete_from = f"DELETE FROM {items} WHERE session_id = %s AND id >= %s"
+        self.delete_through = f"DELETE FROM {items} WHERE session_id = %s AND id <= %s"
+        self.recount = (
+            f"UPDATE {sessions} SET item_count = CASE WHEN item_count + %s > 0 "
+            "THEN item_count + %s ELSE 0 END WHERE id = %s"
+        )
         # LEFT JOIN: one row with a NULL payload still tells us the owner of an empty
         # conversation, so the ownership check costs no second query.
         if vendor == "postgresql":
@@ -219,12 +358,16 @@ class _Statements:
             # join: once one conversation held 1M items, PostgreSQL hash-joined the whole
             # items table for every read (200-600 ms, even for a 100-item conversation).
             self.limit_first = True
-            self.read_all, self.read_newest = (
-                f"SELECT s.owner_id, i.payload FROM {sessions} s LEFT JOIN LATERAL ("
+            self.read_all, self.read_newest, self.read_newest_with_ids = (
+                f"SELECT s.owner_id, {columns} FROM {sessions} s LEFT JOIN LATERAL ("
                 f"SELECT id, payload FROM {items} WHERE session_id = s.id "
                 f"ORDER BY id {order}{window}) i ON TRUE WHERE s.session_id = %s "
                 f"ORDER BY i.id {order}"
-                for order, window in (("ASC", ""), ("DESC", " LIMIT %s"))
+                for order, window, columns in (
+                    ("ASC", "", "i.payload"),
+                    ("DESC", " LIMIT %s", "i.payload"),
+                    ("DESC", " LIMIT %s", "i.id, i.payload"),
+                )
             )
         else:
             self.limit_first = False
@@ -234,6 +377,9 @@ class _Statements:
             )
             self.read_all = join + "ORDER BY i.id ASC"
             self.read_newest = join + "ORDER BY i.id DESC LIMIT %s"
+            self.read_newest_with_ids = (
+                join.replace("i.payload", "i.id, i.payload", 1) + "ORDER BY i.id DESC LIMIT %s"
+            )
 
     @functools.cache  # noqa: B019  # a handful of instances that live as long as the process
     def lock(self, count_change: str, with_title: bool) -> str:

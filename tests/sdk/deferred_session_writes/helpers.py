@@ -19,7 +19,7 @@ from agents.agent import Agent as AgentType
 from agents.items import TResponseInputItem
 from agents.memory.openai_conversations_session import OpenAIConversationsSession
 from agents.testing import ModelStep, ScriptedModel, assistant_message, function_call
-from tests.utils.simple_session import SimpleListSession
+from tests.sdk.stores import SimpleListSession  # ported: the list session is a DjangoSession here
 
 
 @function_tool(name_override="write_thing", needs_approval=True)

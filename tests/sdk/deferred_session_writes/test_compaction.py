@@ -8,7 +8,7 @@ from agents import (
     RunState,
 )
 from agents.items import TResponseInputItem
-from tests.utils.simple_session import SimpleListSession
+from tests.sdk.stores import SimpleListSession  # ported: the list session is a DjangoSession here
 
 from .helpers import (
     _EXPECTED_PAIR,

@@ -17,7 +17,7 @@ from agents import (
 )
 from agents.exceptions import OutputGuardrailTripwireTriggered
 from agents.testing import ModelStep, ScriptedModel, assistant_message, function_call
-from tests.utils.simple_session import SimpleListSession
+from tests.sdk.stores import SimpleListSession  # ported: the list session is a DjangoSession here
 
 from .helpers import (
     _DEFERRING_BEHAVIOR,

@@ -13,7 +13,7 @@ from agents import (
 from agents.lifecycle import RunHooks
 from agents.run import RunConfig
 from agents.testing import ModelStep, ScriptedModel, function_call
-from tests.utils.simple_session import SimpleListSession
+from tests.sdk.stores import SimpleListSession  # ported: the list session is a DjangoSession here
 
 from .helpers import (
     _DEFERRING_BEHAVIOR,

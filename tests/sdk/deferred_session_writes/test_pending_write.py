@@ -11,7 +11,7 @@ from agents import (
 )
 from agents.items import TResponseInputItem
 from agents.memory.openai_conversations_session import OpenAIConversationsSession
-from tests.utils.simple_session import SimpleListSession
+from tests.sdk.stores import SimpleListSession  # ported: the list session is a DjangoSession here
 
 from .helpers import (
     _EXPECTED_PAIR,

@@ -24,7 +24,6 @@ from agents import (
     Runner,
     RunState,
     SessionSettings,
-    SQLiteSession,
     TResponseInputItem,
 )
 from agents.decorators import tool
@@ -32,7 +31,8 @@ from agents.extensions.memory.encrypt_session import EncryptedSession
 from agents.memory import OpenAIResponsesCompactionSession
 from agents.memory.openai_responses_compaction_session import OpenAIResponsesCompactionMode
 from agents.testing import ModelStep, ScriptedModel
-from tests.test_responses import get_function_tool_call, get_text_message
+from tests.sdk.support.responses import get_function_tool_call, get_text_message  # ported: SDK test helpers live in tests/sdk/support
+from tests.sdk.stores import SQLiteSession  # ported: DjangoSession under SQLiteSession's constructor
 
 # Mark all tests in this file as asyncio
 pytestmark = pytest.mark.asyncio
@@ -862,6 +862,7 @@ async def test_encrypted_session_pop_item(encryption_key: str, underlying_sessio
     underlying_session.close()
 
 
+@pytest.mark.xfail(strict=True, reason="SDK-gated: EncryptedSession authenticates pop_item inside the store's transaction only when the store is SQLiteSession itself (isinstance check in agents/extensions/memory/encrypt_session.py); on any other store a wrong key pops and drops the unreadable items")  # ported
 @pytest.mark.parametrize("expired", [False, True])
 async def test_encrypted_pop_wrong_key_preserves_recoverable_history(
     underlying_session: SQLiteSession, set_fernet_time, expired: bool
@@ -890,6 +891,7 @@ async def test_encrypted_pop_wrong_key_preserves_recoverable_history(
         underlying_session.close()
 
 
+@pytest.mark.xfail(strict=True, reason="SDK-gated: EncryptedSession authenticates pop_item inside the store's transaction only when the store is SQLiteSession itself (isinstance check in agents/extensions/memory/encrypt_session.py); on any other store a wrong key pops and drops the unreadable items")  # ported
 async def test_encrypted_pop_rechecks_authentication_after_expired_tail(
     underlying_session: SQLiteSession, set_fernet_time
 ):
@@ -913,6 +915,7 @@ async def test_encrypted_pop_rechecks_authentication_after_expired_tail(
         underlying_session.close()
 
 
+@pytest.mark.xfail(strict=True, reason="SDK-gated: EncryptedSession authenticates pop_item inside the store's transaction only when the store is SQLiteSession itself (isinstance check in agents/extensions/memory/encrypt_session.py); on any other store a wrong key pops and drops the unreadable items")  # ported
 @pytest.mark.parametrize("operation", ["append", "clear"])
 async def test_encrypted_pop_authentication_is_atomic_with_concurrent_mutations(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, operation: str
@@ -978,6 +981,7 @@ async def test_encrypted_pop_authentication_is_atomic_with_concurrent_mutations(
         other_backend.close()
 
 
+@pytest.mark.xfail(strict=True, reason="SDK-gated: EncryptedSession authenticates pop_item inside the store's transaction only when the store is SQLiteSession itself (isinstance check in agents/extensions/memory/encrypt_session.py); on any other store a wrong key pops and drops the unreadable items")  # ported
 async def test_encrypted_pop_wrong_key_preserves_row_identity(tmp_path: Path) -> None:
     backend = SQLiteSession("test_session", tmp_path / "history.db")
     correct = EncryptedSession("test_session", backend, "correct-key")
@@ -994,6 +998,7 @@ async def test_encrypted_pop_wrong_key_preserves_row_identity(tmp_path: Path) ->
         backend.close()
 
 
+@pytest.mark.xfail(strict=True, reason="SDK-gated: EncryptedSession authenticates pop_item inside the store's transaction only when the store is SQLiteSession itself (isinstance check in agents/extensions/memory/encrypt_session.py); on any other store a wrong key pops and drops the unreadable items")  # ported
 async def test_encrypted_pop_cancellation_waits_for_authentication_rollback(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -1072,27 +1077,7 @@ async def test_encrypted_pop_skips_plaintext_with_inherited_sqlite_behavior(
         backend.close()
 
 
-async def test_encrypted_pop_preserves_sqlalchemy_history(encryption_key: str) -> None:
-    pytest.importorskip("sqlalchemy")
-    from agents.extensions.memory.sqlalchemy_session import SQLAlchemySession
-
-    backend = SQLAlchemySession.from_url(
-        "test_session", url="sqlite+aiosqlite:///:memory:", create_tables=True
-    )
-    session = EncryptedSession("test_session", backend, encryption_key)
-    items: list[TResponseInputItem] = [
-        {"role": "user", "content": "First"},
-        {"role": "assistant", "content": "Second"},
-    ]
-    try:
-        await session.add_items(items)
-        await backend.add_items([{"role": "system", "content": "unencrypted history"}])
-        assert await session.pop_item() == items[-1]
-        assert await session.get_items() == items[:-1]
-        assert await session.pop_item() == items[0]
-        assert await session.pop_item() is None
-    finally:
-        await backend.engine.dispose()
+# ported: test_encrypted_pop_preserves_sqlalchemy_history not ported: tests SQLAlchemySession, another SDK store.
 
 
 async def test_encrypted_pop_preserves_compaction_wrapper(
@@ -1424,6 +1409,7 @@ async def test_encrypted_session_rejects_nonpositive_scan_budget(
         backend.close()
 
 
+@pytest.mark.xfail(strict=True, reason="SQLite-specific: a negative LIMIT means 'all rows' only on SQLite; DjangoSession returns [] for limit <= 0")  # ported
 @pytest.mark.parametrize("use_settings", [False, True])
 async def test_encrypted_session_scan_budget_rejects_negative_limit_before_read(
     use_settings: bool, encryption_key: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
@@ -1451,29 +1437,7 @@ async def test_encrypted_session_scan_budget_rejects_negative_limit_before_read(
         backend.close()
 
 
-async def test_encrypted_session_scan_budget_does_not_turn_redis_negative_limit_into_history(
-    encryption_key: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    fakeredis = pytest.importorskip("fakeredis.aioredis")
-    from agents.extensions.memory.redis_session import RedisSession
-
-    client = fakeredis.FakeRedis()
-    backend = RedisSession(
-        "budget", redis_client=client, session_settings=SessionSettings(limit=-1)
-    )
-    session = EncryptedSession(backend.session_id, backend, encryption_key)
-    try:
-        await session.add_items([{"role": "user", "content": "retained history"}])
-        assert await session.get_items() == []
-        bounded = EncryptedSession(backend.session_id, backend, encryption_key, max_scan_items=10)
-        read = AsyncMock(wraps=backend.get_items)
-        monkeypatch.setattr(backend, "get_items", read)
-        with pytest.raises(ValueError, match="limit must be non-negative.*max_scan_items"):
-            await bounded.get_items()
-        read.assert_not_awaited()
-    finally:
-        await backend.close()
-        await client.aclose()
+# ported: test_encrypted_session_scan_budget_does_not_turn_redis_negative_limit_into_history not ported: tests RedisSession, another SDK store.
 
 
 async def test_encrypted_session_scan_budget_counts_overlapping_expired_windows(
@@ -1801,7 +1765,7 @@ async def test_runner_with_session_settings_override(encryption_key: str):
     from agents import Agent, RunConfig, Runner
     from agents.memory import SessionSettings
     from agents.testing import ScriptedModel
-    from tests.test_responses import get_text_message
+    from tests.sdk.support.responses import get_text_message  # ported: helpers in tests/sdk/support
 
     temp_dir = tempfile.mkdtemp()
     db_path = Path(temp_dir) / "test_runner_override.db"

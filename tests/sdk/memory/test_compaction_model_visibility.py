@@ -12,19 +12,20 @@ from openai.types.responses.response_output_item import McpApprovalRequest
 from agents import Agent, HostedMCPTool, ModelSettings, RunConfig, Runner, RunState, handoff
 from agents.handoffs import HandoffInputData
 from agents.items import TResponseInputItem
-from agents.memory import OpenAIResponsesCompactionSession, Session, SQLiteSession
+from agents.memory import OpenAIResponsesCompactionSession, Session  # ported: SQLiteSession below
+from tests.sdk.stores import SQLiteSession  # ported: DjangoSession under SQLiteSession's constructor
 from agents.memory.session import SessionABC
 from agents.result import RunResult, RunResultStreaming
 from agents.run_config import CallModelData, ModelInputData
 from agents.testing import ScriptedModel
-from tests.model_test_helpers import get_exact_output_stream_step
-from tests.test_responses import (
+from tests.sdk.support.model_helpers import get_exact_output_stream_step  # ported: SDK test helpers live in tests/sdk/support
+from tests.sdk.support.responses import (  # ported: SDK test helpers live in tests/sdk/support
     get_function_tool,
     get_function_tool_call,
     get_handoff_tool_call,
     get_text_message,
 )
-from tests.utils.simple_session import IdStrippingSession, SimpleListSession
+from tests.sdk.stores import IdStrippingSession, SimpleListSession  # ported: the list session is a DjangoSession here
 
 pytestmark = pytest.mark.asyncio
 

