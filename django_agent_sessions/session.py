@@ -13,9 +13,11 @@ from agents.memory.session_settings import (
 )
 from django.db import router
 
-from django_agent_sessions import hops, serialization, storage
+from django_agent_sessions import bridge, items, serialization
 from django_agent_sessions.conf import app_settings
 from django_agent_sessions.models import SESSION_ID_MAX_LENGTH, AgentSession
+from django_agent_sessions.store import compaction
+from django_agent_sessions.store import items as stored_items
 
 if TYPE_CHECKING:
     from agents.items import TResponseInputItem
@@ -33,7 +35,7 @@ class DjangoSession(SessionABC):
     ``wrapper=`` (the run's ``RunContextWrapper``) to sessions whose four methods accept
     it. DjangoSession accepts it and does not use it: the owner is fixed when the
     session is constructed and never comes from the run context (see the README).
-    Each method is one hop into one transaction (see ``hops``); it holds no
+    Each method is one hop into one transaction (see ``bridge``); it holds no
     per-event-loop state, so one instance may be used from several threads and loops.
 
     Args:
@@ -71,8 +73,8 @@ class DjangoSession(SessionABC):
         return f"<DjangoSession {self.session_id!r} owner_id={self.owner_id!r}>"
 
     @property
-    def _scope(self) -> storage.Scope:
-        return storage.Scope(self.session_id, self.owner_id, self.using)
+    def _scope(self) -> stored_items.Scope:
+        return stored_items.Scope(self.session_id, self.owner_id, self.using)
 
     async def get_items(
         self,
@@ -95,7 +97,7 @@ class DjangoSession(SessionABC):
             The items; ``[]`` for a conversation that does not exist.
         """
         resolved = resolve_session_limit(limit, self.session_settings)
-        return await hops.run_sync(storage.read_items, self._scope, resolved)
+        return await bridge.run(stored_items.read_items, self._scope, resolved)
 
     async def add_items(
         self,
@@ -118,7 +120,7 @@ class DjangoSession(SessionABC):
         if not encoded:
             return
         title = _title_from(items)
-        await hops.run_write(storage.append_items, self._scope, encoded, title)
+        await bridge.run_to_completion(stored_items.append_items, self._scope, encoded, title)
 
     async def pop_item(
         self, *, wrapper: RunContextWrapper[Any] | None = None
@@ -128,12 +130,11 @@ class DjangoSession(SessionABC):
         Concurrent pops from any number of instances, threads or processes each claim
         a different item; none is returned twice and none is lost.
         """
-        return await hops.run_write(storage.pop_newest, self._scope)
+        return await bridge.run_to_completion(stored_items.pop_newest, self._scope)
 
     async def clear_session(self, *, wrapper: RunContextWrapper[Any] | None = None) -> None:
         """Remove every item. The conversation (its owner and title) stays."""
-        await hops.run_write(storage.clear, self._scope)
-
+        await bridge.run_to_completion(stored_items.clear, self._scope)
 
     async def _get_compaction_snapshot(
         self,
@@ -163,7 +164,7 @@ class DjangoSession(SessionABC):
         ) and cls._get_compaction_snapshot is DjangoSession._get_compaction_snapshot:
             return None
         scope = self._scope
-        snapshot = await hops.run_sync(storage.compaction_snapshot, scope, limit)
+        snapshot = await bridge.run(compaction.snapshot, scope, limit)
 
         async def replace_suffix(start: int, output: list[TResponseInputItem]) -> bool:
             expected_ids = snapshot.row_ids[start:]
@@ -174,8 +175,8 @@ class DjangoSession(SessionABC):
                 max_bytes=app_settings.MAX_ITEM_BYTES,
                 max_depth=app_settings.MAX_ITEM_DEPTH,
             )
-            return await hops.run_write(
-                storage.replace_suffix, scope, expected_ids, encoded, prune_prefix, limit
+            return await bridge.run_to_completion(
+                compaction.replace_suffix, scope, expected_ids, encoded, prune_prefix, limit
             )
 
         return _CompactionSnapshot(list(snapshot.items), snapshot.complete, replace_suffix)
@@ -212,11 +213,12 @@ def _owner_pk(owner: Any) -> Any:
     return pk
 
 
-def _title_from(items: list[Any]) -> str:
+def _title_from(batch: list[Any]) -> str:
     """A default conversation title: the start of the first user message."""
-    for item in items:
-        if serialization.item_type(item) == "message" and item.get("role") == "user":
-            text = " ".join(serialization.message_text(item).split())
+    for item in batch:
+        view = items.describe(item)  # every item is a mapping: encode_items checked
+        if view.kind == "message" and view.role == "user":
+            text = " ".join(view.text[:400].split())
             if text:
                 return serialization.column_text(text, 80)
     return ""

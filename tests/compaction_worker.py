@@ -59,7 +59,7 @@ class Client:
         self.first = self.last = 0.0
         self.responses = SimpleNamespace(compact=self.compact)
 
-    async def compact(self, *, model: str, input: list[Any]) -> Any:  # noqa: A002
+    async def compact(self, *, model: str, input: list[Any]) -> Any:
         self.requests += 1
         self.first = self.first or time.time()
         await asyncio.sleep(API_SECONDS)
@@ -86,7 +86,7 @@ async def append(session_id: str, end: float, name: str) -> list[Any]:
         text = f"{name}-{len(written)}"
         await session.add_items([{"role": "user", "content": text}])
         written.append([text, time.time()])
-        await asyncio.sleep(random.uniform(0.05, 0.5))  # noqa: S311
+        await asyncio.sleep(random.uniform(0.05, 0.5))
     return written
 
 

@@ -37,7 +37,12 @@ def compacting(store: Any, **kwargs: Any) -> tuple[OpenAIResponsesCompactionSess
     client = SimpleNamespace(responses=SimpleNamespace(compact=AsyncMock()))
     client.responses.compact.return_value = SimpleNamespace(output=[SUMMARY], usage=None)
     kwargs.setdefault("should_trigger_compaction", lambda context: True)
-    session = OpenAIResponsesCompactionSession(store.session_id, store, client=client, **kwargs)
+    session = OpenAIResponsesCompactionSession(
+        store.session_id,
+        store,
+        client=client,  # type: ignore[arg-type]  # only responses.compact is used
+        **kwargs,
+    )
     return session, client.responses.compact
 
 

@@ -63,7 +63,7 @@ def disable_real_model_clients(monkeypatch, request):
 @pytest.fixture(autouse=True)
 def _insert_hooks(monkeypatch):
     """Route DjangoSession's INSERT through the hooks of ``stores.reject_inserts``."""
-    from django_agent_sessions import storage
+    from django_agent_sessions.store import items as storage
     from tests.sdk import stores
 
     monkeypatch.setattr(storage, "_insert_items", stores.hooked_insert(storage._insert_items))

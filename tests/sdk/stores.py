@@ -251,7 +251,7 @@ def pause_after_commit(
     """The first pop or clear commits, then pauses until ``allow_return``; with
     ``outcome == "error"`` its acknowledgement then fails (the SDK's tests pause and
     fail a sqlite3 connection's ``commit()`` the same way)."""
-    from django_agent_sessions import storage
+    from django_agent_sessions.store import items as storage
 
     state = {"pause": True}
 
