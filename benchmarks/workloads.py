@@ -230,7 +230,8 @@ async def memory_of_read(session: Any) -> dict[str, Any]:
 
 async def compacting_turns(backend: Backend, profile: Profile) -> dict[str, Any]:
     """A Runner turn through the SDK's ``OpenAIResponsesCompactionSession`` that compacts
-    after every turn, on a conversation of 100 items read with a limit of 20.
+    after every turn, on a conversation that starts with 100 items, read with a limit of
+    20 (each turn replaces the suffix the model saw with one summary).
 
     The compaction API is a stub that answers at once, so this is the store's share: the
     SDK's suffix snapshot and atomic replacement where the store has the hook
