@@ -20,6 +20,16 @@ one hop into the sync world, on the thread Django's own async ORM would use
 Measured on SQLite: wrapping each write in an extra task that is waited on (the simple
 way to get that guarantee) cost about 15 microseconds per write; the hand-off below costs
 nothing until a cancellation actually arrives.
+
+The direct hop: where asgiref itself would pick its process-wide single sync thread (no
+``async_to_sync`` caller above, no ``ThreadSensitiveContext``, no loop-bound executor:
+plain asyncio programs, the Runner, benchmarks), ``run`` submits the function to that
+same executor itself, skipping ``SyncToAsync``'s per-call bookkeeping (it copies and
+restores the context, sets thread locals, shields the future). The function still runs
+on the very thread and connection Django's async ORM uses, in a copy of the caller's
+context. In every other situation it is ``SyncToAsync`` as before. ``tests/test_shortcuts.py``
+checks the asgiref internals this relies on (``direct_hop_supported``); if a release
+changes them, the direct hop switches itself off.
 """
 
 from __future__ import annotations
@@ -27,12 +37,14 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
+import contextvars
 import threading
 from collections.abc import Callable
 from functools import cache, wraps
 from typing import Any, Generic, ParamSpec, TypeVar
 
-from asgiref.sync import SyncToAsync
+from asgiref.local import Local
+from asgiref.sync import AsyncToSync, SyncToAsync
 from django.db import close_old_connections
 
 from django_agent_sessions.conf import app_settings
@@ -43,7 +55,14 @@ _P = ParamSpec("_P")
 
 async def run(function: Callable[..., _T], *args: Any) -> _T:
     """Run ``function(*args)`` on the sync thread and return its result."""
-    result: _T = await _caller(app_settings.THREAD_SENSITIVE)(function, *args)
+    thread_sensitive = app_settings.THREAD_SENSITIVE
+    if thread_sensitive and _direct_hop_possible():
+        context = contextvars.copy_context()
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(
+            SyncToAsync.single_thread_executor, context.run, function, *args
+        )
+    result: _T = await _caller(thread_sensitive)(function, *args)
     return result
 
 
@@ -60,6 +79,58 @@ async def run_to_completion(function: Callable[..., _T], *args: Any) -> _T:
     except asyncio.CancelledError:
         await _uncancellable(write.finish())
         raise
+
+
+def direct_hop_supported() -> bool:
+    """Whether this asgiref has the attributes its executor choice is made of."""
+    return (
+        isinstance(
+            getattr(SyncToAsync, "single_thread_executor", None), concurrent.futures.Executor
+        )
+        and isinstance(
+            getattr(SyncToAsync, "thread_sensitive_context", None), contextvars.ContextVar
+        )
+        and isinstance(getattr(SyncToAsync, "deadlock_context", None), contextvars.ContextVar)
+        and isinstance(getattr(AsyncToSync, "executors", None), Local)
+        and isinstance(getattr(AsyncToSync, "loop_thread_executors", None), dict)
+    )
+
+
+_DIRECT_HOP = direct_hop_supported()
+
+
+def _direct_hop_possible() -> bool:
+    """True exactly where ``SyncToAsync(thread_sensitive=True)`` would use its one
+    process-wide thread (``SyncToAsync.__call__`` in asgiref 3.x) and nothing forbids it."""
+    return (
+        _DIRECT_HOP
+        and not _SHIPPED_ONLY.get()
+        and getattr(AsyncToSync.executors, "current", None) is None
+        and SyncToAsync.thread_sensitive_context.get(None) is None
+        and asyncio.get_running_loop() not in AsyncToSync.loop_thread_executors
+        and not SyncToAsync.deadlock_context.get(False)
+    )
+
+
+# Set by ``shipped_path()``: every operation takes the general path (for tests and the
+# parity benchmark, which compares both in one process).
+_SHIPPED_ONLY: contextvars.ContextVar[bool] = contextvars.ContextVar(
+    "agent_sessions_shipped_only", default=False
+)
+
+
+@contextlib.contextmanager
+def shipped_path() -> Any:
+    """Within this block (and the hops it starts) no shortcut is taken."""
+    token = _SHIPPED_ONLY.set(True)
+    try:
+        yield
+    finally:
+        _SHIPPED_ONLY.reset(token)
+
+
+def shortcuts_allowed() -> bool:
+    return not _SHIPPED_ONLY.get()
 
 
 @cache

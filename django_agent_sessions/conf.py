@@ -54,7 +54,8 @@ class Settings:
     @property
     def _user_settings(self) -> Mapping[str, Any]:
         value = getattr(settings, "AGENT_SESSIONS", {})
-        return value if isinstance(value, Mapping) else {}
+        # type() first: read on every session operation, and the ABC check is the slow part.
+        return value if type(value) is dict or isinstance(value, Mapping) else {}
 
     def is_dict(self) -> bool:
         """Whether ``AGENT_SESSIONS`` is a mapping (a system check reports it if not)."""

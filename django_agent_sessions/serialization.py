@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import logging
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, NamedTuple
 
 from django_agent_sessions import items
@@ -51,23 +51,22 @@ def encode_items(items: list[Any], *, max_bytes: int | None, max_depth: int) -> 
 
 def encode_item(item: Any, *, index: int, max_bytes: int | None, max_depth: int) -> EncodedItem:
     """Encode one item; errors name its position in the batch and the problem."""
-    if not isinstance(item, Mapping):
+    if type(item) is not dict and not isinstance(item, Mapping):
         raise TypeError(f"item {index}: an item must be a dict, not {type(item).__name__}")
-    check_json_value(item, where=f"item {index}", max_depth=max_depth)
-    payload = dumps(item)
-    if max_bytes is not None:
-        size = len(payload) if payload.isascii() else len(payload.encode("utf-8"))
-        if size > max_bytes:
-            raise ItemRejected(
-                f"item {index}: {size} bytes of JSON exceeds "
-                f"AGENT_SESSIONS['MAX_ITEM_BYTES'] ({max_bytes})"
-            )
-    return EncodedItem(
-        payload=payload,
-        item_type=column_text(items.item_type(item), 64),
-        role=column_text(items.text_field(item, "role"), 32),
-        call_id=column_text(items.text_field(item, "call_id"), 255),
-        preview=preview(item),
+    if not _is_exact_json(item, max_depth):
+        _raise_first_problem(item, where=f"item {index}", max_depth=max_depth)
+    payload, size = _dumps_sized(item)
+    if max_bytes is not None and size > max_bytes:
+        raise ItemRejected(
+            f"item {index}: {size} bytes of JSON exceeds "
+            f"AGENT_SESSIONS['MAX_ITEM_BYTES'] ({max_bytes})"
+        )
+    return EncodedItem(  # positional, in column order: the cheapest way to build one
+        payload,
+        column_text(items.item_type(item), 64),
+        column_text(items.text_field(item, "role"), 32),
+        column_text(items.text_field(item, "call_id"), 255),
+        preview(item),
     )
 
 
@@ -154,17 +153,57 @@ _ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan
 _ASCII_ENCODER = json.JSONEncoder(ensure_ascii=True, separators=(",", ":"), allow_nan=False)
 
 
-def dumps(item: Mapping[str, Any]) -> str:
-    """Compact JSON text; falls back to ASCII escapes for lone surrogates."""
-    text = _ENCODER.encode(item)
-    if text.isascii():
-        return text
+def _direct_encoder() -> Callable[[Any], str] | None:
+    """``_ENCODER.encode`` without its per-call set-up, or None where that is not possible.
+
+    ``JSONEncoder.encode`` builds a C encoder object (and a dict for cycle detection)
+    on every call; this builds it once, with the same arguments ``JSONEncoder.iterencode``
+    passes (CPython 3.10-3.14). Cycle detection is off: only validated items are encoded
+    here, and validation rejects anything nested beyond ``MAX_ITEM_DEPTH``, cycles
+    included. Used only if it gives byte-identical output on a probe (and
+    ``tests/test_serialization.py`` compares it with ``JSONEncoder`` on every kind of value).
+    """
+    make = getattr(json.encoder, "c_make_encoder", None)
+    basestring = getattr(json.encoder, "c_encode_basestring", None)
+    if make is None or basestring is None:
+        return None
     try:
-        text.encode("utf-8")
+        iterencode = make(None, _ENCODER.default, basestring, None, ":", ",", False, False, False)
+
+        def encode(item: Any) -> str:
+            return "".join(iterencode(item, 0))
+
+        probe = {"a": [1, 2.5, -0.0, 1e300, True, None, 'é\u2028\x00"\\'], "b": {"c": ""}}
+        if encode(probe) != _ENCODER.encode(probe):
+            return None
+        encode(float("nan"))
+    except ValueError:  # allow_nan=False is in force: the probe must be refused
+        return encode
+    except Exception:
+        return None
+    return None
+
+
+_FAST_ENCODE = _direct_encoder()
+_encode = _FAST_ENCODE or _ENCODER.encode
+
+
+def dumps(item: Mapping[str, Any]) -> str:
+    """Compact JSON text of a validated item; ASCII escapes for lone surrogates."""
+    return _dumps_sized(item)[0]
+
+
+def _dumps_sized(item: Mapping[str, Any]) -> tuple[str, int]:
+    """``dumps(item)`` and its size in UTF-8 bytes, encoding it to UTF-8 at most once."""
+    text = _encode(item)
+    if text.isascii():
+        return text, len(text)
+    try:
+        return text, len(text.encode("utf-8"))
     except UnicodeEncodeError:
         # A lone surrogate (valid in JSON text as an escape) cannot be stored as UTF-8.
         text = _ASCII_ENCODER.encode(item)
-    return text
+        return text, len(text)
 
 
 def loads(payload: str) -> Any:
@@ -177,13 +216,28 @@ def decode_payloads(payloads: Iterable[str]) -> list[Any]:
     Only a hand-edited row can fail: writes are validated. Skipping it, as the SDK's own
     backends do, keeps the conversation usable.
     """
-    items = []
+    items: list[Any] = []
+    append, scan = items.append, _scan_once
     for payload in payloads:
+        # The C scanner alone, as json.loads(payload) runs it, when the whole payload is
+        # one value with no surrounding whitespace (every payload this app writes);
+        # anything else (and anything it refuses) goes to json.loads, which decides.
         try:
-            items.append(json.loads(payload))
+            value, end = scan(payload, 0)
+            if end == len(payload):
+                append(value)
+                continue
+        except (StopIteration, ValueError, TypeError, RecursionError):
+            pass
+        try:
+            append(json.loads(payload))
         except ValueError:
             logger.warning("Skipping a stored session item that is not valid JSON.")
     return items
+
+
+# The scanner json.loads runs (JSONDecoder.raw_decode calls it): C in CPython.
+_scan_once: Callable[[str, int], tuple[Any, int]] = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
 
 
 def preview(item: Mapping[str, Any]) -> str:

@@ -79,3 +79,19 @@ def test_sessions_and_streaming_benchmarks_run(tmp_path: Path) -> None:
             assert r["completed"] > 0, r
         if "open" in r:
             assert r["open"] == r["clients"], r
+
+
+def test_parity_benchmark_runs(tmp_path: Path) -> None:
+    db = os.environ.get("AGENT_SESSIONS_TEST_DB", "sqlite")
+    output = _finish(_start("benchmarks.parity", tmp_path, "--db", db))
+    result = json.loads((tmp_path / f"parity-{db}-latest.json").read_text())
+    expected = (
+        {"django", "sdk-pool", "sdk-warm"} if db == "sqlite" else {"django", "django-shipped"}
+    )
+    assert set(result["contenders"]) == expected, output[-3000:]
+    for entry in result["workloads"].values():
+        for name in expected - {"django"}:
+            low, high = entry[name]["ci95"]
+            assert low <= entry[name]["ratio"] <= high, entry
+    if db == "sqlite":
+        assert {c["journal_mode"] for c in result["contenders"].values()} == {"wal"}

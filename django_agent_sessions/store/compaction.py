@@ -15,7 +15,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from django.db import transaction
 from django.db.backends.utils import CursorWrapper
 from django.utils import timezone
 
@@ -23,7 +22,8 @@ from django_agent_sessions import serialization
 from django_agent_sessions.serialization import EncodedItem
 from django_agent_sessions.store import items as stored
 from django_agent_sessions.store.items import Scope
-from django_agent_sessions.store.statements import Statements, statements
+from django_agent_sessions.store.statements import Statements
+from django_agent_sessions.store.transactions import reading, writing
 
 
 @dataclass(frozen=True)
@@ -44,10 +44,8 @@ def snapshot(scope: Scope, limit: int) -> Snapshot:
     One query: ``limit + 1`` rows tell completeness without reading the prefix.
     """
     connection = stored._connection(scope.using)
-    sql, params = stored._read_sql(
-        statements(connection), scope.session_id, max(limit, 0) + 1, with_ids=True
-    )
-    with connection.cursor() as cursor:
+    with reading(connection) as (cursor, sql_of):
+        sql, params = stored._read_sql(sql_of, scope.session_id, max(limit, 0) + 1, with_ids=True)
         cursor.execute(sql, params)
         rows = cursor.fetchall()
     if not rows:
@@ -90,10 +88,9 @@ def replace_suffix(
     if not expected_ids:
         return False
     connection = stored._connection(scope.using)
-    now = timezone.now()
-    sql = statements(connection)
-    with transaction.atomic(using=scope.using), connection.cursor() as cursor:
-        locked = stored._lock(cursor, connection, scope, now, count_delta=0)
+    stamp = connection.ops.adapt_datetimefield_value(timezone.now())
+    with writing(connection, scope.using) as (cursor, sql):
+        locked = stored._lock(cursor, sql, scope, stamp, count_delta=0)
         if locked is None:
             return False
         stored._check_owner(scope, locked.owner_id)
@@ -107,7 +104,7 @@ def replace_suffix(
             )
         cursor.execute(sql.delete_from, [locked.pk, expected_ids[0]])
         removed += int(cursor.rowcount)
-        stored._insert_items(cursor, connection, locked.pk, encoded, now)
+        stored._insert_items(cursor, sql, locked.pk, encoded, stamp)
         delta = len(encoded) - removed
         cursor.execute(sql.recount, [delta, delta, locked.pk])
     return True

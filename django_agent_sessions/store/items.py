@@ -11,9 +11,9 @@ The SQL text lives in ``statements``.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
-from django.db import connections, transaction
+from django.db import connections
 from django.db.backends.base.base import BaseDatabaseWrapper
 from django.db.backends.utils import CursorWrapper
 from django.utils import timezone
@@ -23,7 +23,8 @@ from django_agent_sessions.exceptions import SessionOwnershipError
 from django_agent_sessions.models import AgentSession
 from django_agent_sessions.serialization import EncodedItem
 from django_agent_sessions.store.conversations import delete_items_of
-from django_agent_sessions.store.statements import Statements, statements
+from django_agent_sessions.store.statements import Statements
+from django_agent_sessions.store.transactions import FirstWrite, fetchone, reading, writing
 
 
 @dataclass(frozen=True)
@@ -38,8 +39,9 @@ class Scope:
     using: str
 
 
-@dataclass(frozen=True)
-class _Locked:
+class _Locked(NamedTuple):
+    """The locked conversation row (a named tuple: one is built per mutation)."""
+
     pk: int
     owner_id: Any
 
@@ -52,13 +54,12 @@ def read_items(scope: Scope, limit: int | None) -> list[Any]:
     stores). One query unless such a row sits among the newest.
     """
     connection = _connection(scope.using)
-    sql_text = statements(connection)
     # A non-positive limit still runs the (one-row) query, so that a foreign
     # conversation is refused rather than answered with an empty list.
     window = None if limit is None else max(limit, 1)
     while True:
-        sql, params = _read_sql(sql_text, scope.session_id, window)
-        with connection.cursor() as cursor:
+        with reading(connection) as (cursor, sql_of):
+            sql, params = _read_sql(sql_of, scope.session_id, window)
             cursor.execute(sql, params)
             rows = cursor.fetchall()
         if not rows:
@@ -80,31 +81,40 @@ def read_items(scope: Scope, limit: int | None) -> list[Any]:
 
 def append_items(scope: Scope, encoded: list[EncodedItem], title: str) -> None:
     """Store a validated batch after the conversation's last item, atomically."""
+    try:
+        _append_items(scope, encoded, title, shortcut=True)
+    except FirstWrite:
+        _append_items(scope, encoded, title, shortcut=False)
+
+
+def _append_items(scope: Scope, encoded: list[EncodedItem], title: str, *, shortcut: bool) -> None:
     connection = _connection(scope.using)
     now = timezone.now()
-    with transaction.atomic(using=scope.using), connection.cursor() as cursor:
-        locked = _lock(cursor, connection, scope, now, count_delta=len(encoded), title=title)
+    stamp = connection.ops.adapt_datetimefield_value(now)
+    count = len(encoded)
+    with writing(connection, scope.using, shortcut=shortcut) as (cursor, sql):
+        locked = _lock(cursor, sql, scope, stamp, count_delta=count, title=title)
         if locked is None:
+            if sql.qmark:
+                raise FirstWrite
             _create(scope, now, title)
-            locked = _lock(cursor, connection, scope, now, count_delta=len(encoded), title=title)
+            locked = _lock(cursor, sql, scope, stamp, count_delta=count, title=title)
             assert locked is not None, "the conversation row was just created"
         _check_owner(scope, locked.owner_id)
-        _insert_items(cursor, connection, locked.pk, encoded, now)
+        _insert_items(cursor, sql, locked.pk, encoded, stamp)
 
 
 def pop_newest(scope: Scope) -> Any:
     """Remove and return the newest item, or None; exactly once under concurrency."""
     connection = _connection(scope.using)
-    now = timezone.now()
-    with transaction.atomic(using=scope.using), connection.cursor() as cursor:
-        locked = _lock(cursor, connection, scope, now, count_delta=-1)
+    stamp = connection.ops.adapt_datetimefield_value(timezone.now())
+    with writing(connection, scope.using) as (cursor, sql):
+        locked = _lock(cursor, sql, scope, stamp, count_delta=-1)
         if locked is None:
             return None
         _check_owner(scope, locked.owner_id)
-        sql = statements(connection).pop
         while True:
-            cursor.execute(sql, [locked.pk])
-            row = cursor.fetchone()
+            row: Any = fetchone(cursor, sql, sql.pop, [locked.pk])
             if row is None:
                 return None
             decoded = serialization.decode_payloads([row[0]])
@@ -116,8 +126,9 @@ def pop_newest(scope: Scope) -> Any:
 def clear(scope: Scope) -> None:
     """Delete every item; the conversation row (owner, title) stays."""
     connection = _connection(scope.using)
-    with transaction.atomic(using=scope.using), connection.cursor() as cursor:
-        locked = _lock(cursor, connection, scope, timezone.now(), count_delta=None)
+    stamp = connection.ops.adapt_datetimefield_value(timezone.now())
+    with writing(connection, scope.using) as (cursor, sql):
+        locked = _lock(cursor, sql, scope, stamp, count_delta=None)
         if locked is None:
             return
         _check_owner(scope, locked.owner_id)
@@ -126,24 +137,23 @@ def clear(scope: Scope) -> None:
 
 def _lock(
     cursor: CursorWrapper,
-    connection: BaseDatabaseWrapper,
+    sql: Statements,
     scope: Scope,
-    now: Any,
+    stamp: Any,
     *,
     count_delta: int | None,
     title: str = "",
 ) -> _Locked | None:
     """Write the conversation row first: it is the lock every mutation queues on."""
-    params: list[Any] = [connection.ops.adapt_datetimefield_value(now)]
+    params: list[Any] = [stamp]  # updated_at, adapted for the database
     if count_delta is not None and count_delta >= 0:
         params.append(count_delta)
     if title:
         params.append(title)
     params.append(scope.session_id)
     count_change = "reset" if count_delta is None else "add" if count_delta >= 0 else "pop"
-    cursor.execute(statements(connection).lock(count_change, bool(title)), params)
-    row = cursor.fetchone()
-    return None if row is None else _Locked(pk=row[0], owner_id=row[1])
+    row: Any = fetchone(cursor, sql, sql.lock(count_change, bool(title)), params)
+    return None if row is None else _Locked._make(row)
 
 
 # Rows per INSERT: 7 parameters each stays far below every SQLite build's variable limit.
@@ -152,15 +162,13 @@ _INSERT_CHUNK = 500
 
 def _insert_items(
     cursor: CursorWrapper,
-    connection: BaseDatabaseWrapper,
+    sql: Statements,
     session_pk: int,
     encoded: list[EncodedItem],
-    now: Any,
+    created_at: Any,
 ) -> None:
     """One multi-row INSERT per chunk. Measured: ``bulk_create`` spent more time building
     model instances and array parameters than the database spent storing the rows."""
-    created_at = connection.ops.adapt_datetimefield_value(now)
-    sql = statements(connection)
     for start in range(0, len(encoded), _INSERT_CHUNK):
         chunk = encoded[start : start + _INSERT_CHUNK]
         params: list[Any] = []

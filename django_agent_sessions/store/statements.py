@@ -21,13 +21,18 @@ from django_agent_sessions.models import AgentSession, SessionItem
 class Statements:
     """The SQL of every operation for one database vendor, built once and reused."""
 
-    def __init__(self, vendor: str, sessions: str, items: str) -> None:
+    def __init__(self, vendor: str, sessions: str, items: str, qmark: bool = False) -> None:
+        # ``qmark``: the SQL goes to sqlite3's own cursor (the SQLite shortcut in
+        # ``store.transactions``), so it uses the driver's ``?`` placeholders; Django's
+        # SQLite cursor rewrites ``%s`` to ``?`` with a regular expression on every
+        # execute. None of this SQL holds a literal ``%``.
+        self.qmark = qmark
         self._sessions, self._items = sessions, items
         self.pop = (
             f"DELETE FROM {items} WHERE id = (SELECT id FROM {items} WHERE session_id = %s "
             "ORDER BY id DESC LIMIT 1) RETURNING payload"
         )
-        # Compaction (store.items.replace_suffix): the ids that must still be the
+        # Compaction (store.compaction.replace_suffix): the ids that must still be the
         # newest, the prefix a wrapper may prune, and the replacement's deletes.
         self.newest_ids = f"SELECT id FROM {items} WHERE session_id = %s ORDER BY id DESC LIMIT %s"
         self.oldest_before = (
@@ -69,6 +74,28 @@ class Statements:
             self.read_newest_with_ids = (
                 join.replace("i.payload", "i.id, i.payload", 1) + "ORDER BY i.id DESC LIMIT %s"
             )
+        self.pop, self.read_all, self.read_newest, self.read_newest_with_ids = map(
+            self._style, (self.pop, self.read_all, self.read_newest, self.read_newest_with_ids)
+        )
+        (
+            self.newest_ids,
+            self.oldest_before,
+            self.delete_from,
+            self.delete_through,
+            self.recount,
+        ) = map(
+            self._style,
+            (
+                self.newest_ids,
+                self.oldest_before,
+                self.delete_from,
+                self.delete_through,
+                self.recount,
+            ),
+        )
+
+    def _style(self, sql: str) -> str:
+        return sql.replace("%s", "?") if self.qmark else sql
 
     @functools.cache  # noqa: B019  # a handful of instances that live as long as the process
     def lock(self, count_change: str, with_title: bool) -> str:
@@ -78,7 +105,7 @@ class Statements:
             "reset": "0",
         }[count_change]
         title = ", title = CASE WHEN title = '' THEN %s ELSE title END" if with_title else ""
-        return (
+        return self._style(
             f"UPDATE {self._sessions} SET updated_at = %s, item_count = {count}{title} "
             "WHERE session_id = %s RETURNING id, owner_id"
         )
@@ -86,21 +113,31 @@ class Statements:
     @functools.cache  # noqa: B019
     def insert(self, rows: int) -> str:
         values = ", ".join(["(%s, %s, %s, %s, %s, %s, %s)"] * rows)
-        return (
+        return self._style(
             f"INSERT INTO {self._items} (session_id, payload, item_type, role, call_id, "
             f"preview, created_at) VALUES {values}"
         )
 
 
-@functools.cache
-def _statements_for(vendor: str, sessions: str, items: str) -> Statements:
-    return Statements(vendor, sessions, items)
+def statements(connection: BaseDatabaseWrapper, *, qmark: bool = False) -> Statements:
+    """The statements for this connection's vendor (``qmark``: with ``?`` placeholders).
+
+    Table names depend only on the vendor's quoting, so this is one dictionary lookup
+    per operation once built.
+    """
+    key = (connection.vendor, qmark)
+    built = _BY_VENDOR.get(key)
+    if built is None:
+        built = _BY_VENDOR[key] = Statements(
+            connection.vendor,
+            table(connection, AgentSession),
+            table(connection, SessionItem),
+            qmark,
+        )
+    return built
 
 
-def statements(connection: BaseDatabaseWrapper) -> Statements:
-    return _statements_for(
-        connection.vendor, table(connection, AgentSession), table(connection, SessionItem)
-    )
+_BY_VENDOR: dict[tuple[str, bool], Statements] = {}
 
 
 def table(connection: BaseDatabaseWrapper, model: type[Any]) -> str:

@@ -1,0 +1,445 @@
+"""Interleaved parity measurement: DjangoSession against the SDK's SQLiteSession.
+
+    python -m benchmarks.parity [--db sqlite|postgres] [--blocks 21] [--ops 60] [--smoke]
+
+The sessions benchmark runs each backend in its own process, one after another; on a
+shared machine its ratios moved by up to 0.5 between runs. Here every backend runs in
+**one process, in alternating blocks**: block ``b`` runs each backend's ``ops`` operations
+of one workload in turn (the order rotates and reverses from block to block), so slow
+phases of the machine hit every backend alike. Each block gives one ratio per backend
+(its median / the reference's median in that block); the table shows the median of those
+per-block ratios with a bootstrap 95% confidence interval.
+
+SQLite backends:
+
+- ``django``: DjangoSession as configured by ``benchmarks/settings.py`` (Django's sync
+  thread, ``transaction_mode=IMMEDIATE``, WAL, ``synchronous=NORMAL``);
+- ``sdk-pool``: ``SQLiteSession`` as it runs in a long-lived process: the event loop's
+  default executor already grown to several threads (``asyncio.to_thread`` hands each call
+  to whichever idle thread takes it, each with its own connection);
+- ``sdk-warm``: ``SQLiteSession`` on an executor of one thread (always the same warm
+  thread and connection).
+
+PostgreSQL (``--db postgres``): ``django`` against ``django-shipped``, the same
+DjangoSession forced onto the path it falls back to (``_force_shipped_path``), to show
+that the fast path costs PostgreSQL nothing.
+
+Each backend has its own database file (or PostgreSQL database); the journal mode and
+``synchronous`` setting of every backend's own connection are read back and printed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import os
+import random
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Awaitable, Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from benchmarks import items, report
+from benchmarks.backends import DjangoSessionBackend, SDKSQLiteBackend
+from benchmarks.sessions import RESULTS, _discard, _prepare, machine
+from benchmarks.targets import Target, bulk_copy, max_id
+
+WORKLOADS = {
+    "add_items_2": "add_items (2 items)",
+    "pop_item": "pop_item",
+    "get_20_at_100": "get_items(limit=20), 100 items",
+    "get_20_at_10k": "get_items(limit=20), 10k items",
+    "get_20_at_1m": "get_items(limit=20), 1M items",
+    "get_all_200": "get_items(), 200 items",
+}
+
+
+# A block should be short (tens of milliseconds) so that the machine's slow and fast
+# phases fall on every backend alike: the whole-history read runs fewer operations.
+OPS_SCALE = {"get_all_200": 0.25}
+
+
+@dataclass
+class Settings:
+    blocks: int = 41
+    ops: int = 60
+    warmup: int = 5
+    background: int = 1000
+    large: int = 10_000
+    huge: int = 1_000_000
+    small: int = 200
+
+
+SMOKE = Settings(blocks=3, ops=5, warmup=1, background=20, large=300, huge=1_000, small=40)
+
+
+@dataclass
+class Contender:
+    """One backend in one state, and the sessions it runs each workload on."""
+
+    name: str
+    label: str
+    target: Target
+    make: Callable[[str], Awaitable[Any]]
+    items_table: str
+    # Entered around each of its blocks (e.g. which executor asyncio.to_thread uses).
+    state: Callable[[], contextlib.AbstractContextManager[None]] = contextlib.nullcontext
+    sessions: dict[str, Any] = field(default_factory=dict)
+    durability: dict[str, str] = field(default_factory=dict)
+
+
+_counter = iter(range(10**9))
+
+
+def _id(prefix: str) -> str:
+    return f"{prefix}-{os.getpid()}-{next(_counter)}"
+
+
+async def _sized(contender: Contender, size: int, prefix: str) -> Any:
+    session = await contender.make(_id(prefix))
+    await session.add_items([items.user_message("the template of a bulk-loaded history")])
+    if size > 1:
+        template = await asyncio.to_thread(max_id, contender.target, contender.items_table)
+        await asyncio.to_thread(
+            bulk_copy, contender.target, contender.items_table, template, size - 1, "id"
+        )
+    return session
+
+
+async def prepare(contender: Contender, settings: Settings, log: Callable[[str], None]) -> None:
+    started = time.perf_counter()
+    for _ in range(settings.background):
+        session = await contender.make(_id("background"))
+        await session.add_items(items.history_chunk())
+    s = contender.sessions
+    s["add_items_2"] = await contender.make(_id("add"))
+    s["pop_item"] = pop = await contender.make(_id("pop"))
+    # Two contenders (the SDK in both states) pop from the same session.
+    needed = 2 * settings.blocks * (settings.ops + settings.warmup) + 20
+    for start in range(0, needed, 20):
+        await pop.add_items([items.marked(f"p{i}") for i in range(start, start + 20)])
+    s["get_20_at_100"] = await _sized(contender, 100, "flat100")
+    s["get_20_at_10k"] = await _sized(contender, settings.large, "large")
+    s["get_20_at_1m"] = await _sized(contender, settings.huge, "huge")
+    s["get_all_200"] = small = await contender.make(_id("small"))
+    for _ in range(settings.small // 4):
+        await small.add_items(items.history_chunk())
+    log(f"  prepared {contender.label} in {time.perf_counter() - started:.1f}s")
+
+
+def _operation(workload: str, session: Any) -> Callable[[], Awaitable[Any]]:
+    if workload == "add_items_2":
+        return lambda: session.add_items(items.turn_pair())
+    if workload == "pop_item":
+        return session.pop_item  # type: ignore[no-any-return]
+    if workload == "get_all_200":
+        return session.get_items  # type: ignore[no-any-return]
+    return lambda: session.get_items(limit=20)
+
+
+async def _block(contender: Contender, workload: str, settings: Settings) -> float:
+    op = _operation(workload, contender.sessions[workload])
+    samples = []
+    with contender.state():
+        for _ in range(settings.warmup):
+            await op()
+        for _ in range(max(3, int(settings.ops * OPS_SCALE.get(workload, 1)))):
+            start = time.perf_counter()
+            await op()
+            samples.append(time.perf_counter() - start)
+    return statistics.median(samples)
+
+
+def bootstrap_ci(values: list[float], rounds: int = 4000) -> tuple[float, float]:
+    """A 95% percentile-bootstrap interval of the median of ``values``."""
+    rng = random.Random(15)
+    medians = sorted(statistics.median(rng.choices(values, k=len(values))) for _ in range(rounds))
+    return medians[int(rounds * 0.025)], medians[int(rounds * 0.975) - 1]
+
+
+async def measure(
+    contenders: list[Contender], settings: Settings, log: Callable[[str], None]
+) -> dict[str, Any]:
+    reference = contenders[0]
+    results: dict[str, Any] = {}
+    for workload, title in WORKLOADS.items():
+        medians: dict[str, list[float]] = {c.name: [] for c in contenders}
+        for block in range(settings.blocks):
+            order = contenders[block % len(contenders) :] + contenders[: block % len(contenders)]
+            if block % 2:
+                order.reverse()
+            for contender in order:
+                medians[contender.name].append(await _block(contender, workload, settings))
+        entry: dict[str, Any] = {"title": title, "blocks": settings.blocks, "ops": settings.ops}
+        for contender in contenders:
+            own = medians[contender.name]
+            entry[contender.name] = {"median_ms": round(statistics.median(own) * 1000, 4)}
+            if contender is reference:
+                continue
+            ratios = [r / c for r, c in zip(medians[reference.name], own, strict=True)]
+            low, high = bootstrap_ci(ratios)
+            entry[contender.name].update(
+                ratio=round(statistics.median(ratios), 3),
+                ci95=[round(low, 3), round(high, 3)],
+                blocks_at_or_below=sum(r <= 1 for r in ratios),
+            )
+        results[workload] = entry
+        log(f"  {title}: {json.dumps({k: v for k, v in entry.items() if k != 'title'})}")
+    return results
+
+
+# -- backends -------------------------------------------------------------------------------
+
+
+def _django(target: Target, name: str = "django", label: str = "DjangoSession") -> Contender:
+    backend = DjangoSessionBackend(target)
+    backend.setup()
+    return Contender(name, label, target, backend.make, backend.items_table)
+
+
+@contextlib.contextmanager
+def _default_executor(executor: ThreadPoolExecutor) -> Iterator[None]:
+    loop = asyncio.get_running_loop()
+    previous = getattr(loop, "_default_executor", None)
+    loop.set_default_executor(executor)
+    try:
+        yield
+    finally:
+        if previous is not None:
+            loop.set_default_executor(previous)
+
+
+def _sdk(target: Target, name: str, label: str, executor: ThreadPoolExecutor) -> Contender:
+    backend = SDKSQLiteBackend(target)
+    return Contender(
+        name,
+        label,
+        target,
+        backend.make,
+        backend.items_table,
+        state=lambda: _default_executor(executor),
+    )
+
+
+def _grow(executor: ThreadPoolExecutor, threads: int) -> None:
+    """Start ``threads`` threads in ``executor``, as a long-lived process's pool has."""
+    import threading
+
+    barrier = threading.Barrier(threads)
+    for future in [executor.submit(barrier.wait, 10) for _ in range(threads)]:
+        future.result()
+
+
+async def _durability(contender: Contender) -> dict[str, str]:
+    session = next(iter(contender.sessions.values()))
+    if contender.name.startswith("sdk"):
+
+        def read() -> dict[str, str]:
+            conn = session._get_connection()
+            return {
+                "journal_mode": str(conn.execute("PRAGMA journal_mode").fetchone()[0]),
+                "synchronous": _SYNC[int(conn.execute("PRAGMA synchronous").fetchone()[0])],
+            }
+
+        with contender.state():
+            return await asyncio.to_thread(read)
+
+    from django_agent_sessions import bridge
+
+    def read_django() -> dict[str, str]:
+        from django.db import connection
+
+        if connection.vendor != "sqlite":
+            with connection.cursor() as cursor:
+                cursor.execute("SHOW synchronous_commit")
+                commit = cursor.fetchone()[0]
+                cursor.execute("SHOW fsync")
+                fsync = cursor.fetchone()[0]
+            return {"synchronous_commit": commit, "fsync": fsync}
+        with connection.cursor() as cursor:
+            cursor.execute("PRAGMA journal_mode")
+            journal = cursor.fetchone()[0]
+            cursor.execute("PRAGMA synchronous")
+            sync = _SYNC[int(cursor.fetchone()[0])]
+        mode = connection.settings_dict.get("OPTIONS", {}).get("transaction_mode", "DEFERRED")
+        return {"journal_mode": journal, "synchronous": sync, "transaction_mode": mode}
+
+    return await bridge.run(read_django)
+
+
+_SYNC = {0: "OFF", 1: "NORMAL", 2: "FULL", 3: "EXTRA"}
+
+
+def build(db: str, workdir: Path) -> tuple[list[Contender], list[str]]:
+    """The contenders, their databases created and migrated (before the event loop runs:
+    Django refuses to migrate from async code)."""
+    if db == "sqlite":
+        django_file = _prepare("sqlite", "parity-django", workdir)
+        sdk_file = _prepare("sqlite", "parity-sdk", workdir)
+        pool = ThreadPoolExecutor(max_workers=min(32, (os.cpu_count() or 1) + 4))
+        _grow(pool, pool._max_workers)
+        warm = ThreadPoolExecutor(max_workers=1)
+        contenders = [
+            _django(Target("sqlite", django_file)),
+            # One SQLite file and one set of session objects for both SDK states, driven
+            # through either executor.
+            _sdk(Target("sqlite", sdk_file), "sdk-pool", "SQLiteSession (pool)", pool),
+            _sdk(Target("sqlite", sdk_file), "sdk-warm", "SQLiteSession (1 thread)", warm),
+        ]
+        return contenders, [django_file, sdk_file]
+    name = _prepare("postgres", "parity_django", workdir)
+    return [_django(Target("postgres", name)), _shipped(_django(Target("postgres", name)))], [name]
+
+
+async def run(
+    db: str, contenders: list[Contender], settings: Settings, log: Callable[[str], None]
+) -> Any:
+    try:
+        await prepare(contenders[0], settings, log)
+        with contenders[1].state():
+            if db == "sqlite":
+                await prepare(contenders[1], settings, log)
+        # The second SDK state (or the fallback path) uses the same sessions.
+        shared = 1 if db == "sqlite" else 0
+        for contender in contenders[shared + 1 :]:
+            contender.sessions = contenders[shared].sessions
+        for contender in contenders:
+            contender.durability = await _durability(contender)
+        log("  durability: " + json.dumps({c.name: c.durability for c in contenders}))
+        results = await measure(contenders, settings, log)
+        return {
+            "db": db,
+            "settings": settings.__dict__,
+            "contenders": {c.name: {"label": c.label, **c.durability} for c in contenders},
+            "reference": contenders[0].name,
+            "workloads": results,
+        }
+    finally:
+        from django.db import connections
+
+        from django_agent_sessions import bridge
+
+        await bridge.run(connections.close_all)
+
+
+def _shipped(contender: Contender) -> Contender:
+    """The same DjangoSession, forced onto the path the fast path falls back to."""
+
+    @contextlib.contextmanager
+    def forced() -> Iterator[None]:
+        from django_agent_sessions import bridge
+
+        with bridge.shipped_path():
+            yield
+
+    contender.name, contender.label, contender.state = (
+        "django-shipped",
+        "DjangoSession (fallback path)",
+        forced,
+    )
+    return contender
+
+
+def markdown(document: dict[str, Any]) -> str:
+    contenders = document["contenders"]
+    names = list(contenders)
+    head = ["workload", *(contenders[n]["label"] + " ms" for n in names)]
+    head += [f"DjangoSession / {contenders[n]['label']} (95% CI)" for n in names[1:]]
+    lines = ["| " + " | ".join(head) + " |", "|---|" + "---:|" * (len(head) - 1)]
+    for entry in document["workloads"].values():
+        cells = [entry["title"], *(f"{entry[n]['median_ms']:.3f}" for n in names)]
+        for n in names[1:]:
+            r = entry[n]
+            cells.append(
+                f"{r['ratio']:.2f} ({r['ci95'][0]:.2f}-{r['ci95'][1]:.2f}), "
+                f"{r['blocks_at_or_below']}/{entry['blocks']} blocks <= 1"
+            )
+        lines.append("| " + " | ".join(cells) + " |")
+    durability = "; ".join(
+        f"{c['label']}: " + ", ".join(f"{k}={v}" for k, v in c.items() if k != "label")
+        for c in contenders.values()
+    )
+    s = document["settings"]
+    return (
+        "\n".join(lines)
+        + f"\n\n{s['blocks']} interleaved blocks of {s['ops']} operations (after {s['warmup']}"
+        f" warm-up) per backend and workload; ratio = median of per-block median ratios.\n\n"
+        f"Durability: {durability}\n"
+    )
+
+
+def summarize(paths: list[Path]) -> str:
+    """One table over several runs: each run's ratios (and CI) to every other contender."""
+    docs = [json.loads(path.read_text()) for path in paths]
+    names = list(docs[0]["contenders"])[1:]
+    labels = docs[0]["contenders"]
+    head = ["workload"] + [
+        f"run {i + 1}: / {labels[n]['label']}" for i in range(len(docs)) for n in names
+    ]
+    lines = ["| " + " | ".join(head) + " |", "|---|" + "---:|" * (len(head) - 1)]
+    for workload, entry in docs[0]["workloads"].items():
+        cells = [entry["title"]]
+        for doc in docs:
+            for n in names:
+                r = doc["workloads"][workload][n]
+                cells.append(f"{r['ratio']:.2f} ({r['ci95'][0]:.2f}-{r['ci95'][1]:.2f})")
+        lines.append("| " + " | ".join(cells) + " |")
+    stamps = ", ".join(path.stem for path in paths)
+    return "\n".join(lines) + f"\n\nRuns: {stamps}\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--db", default="sqlite", choices=["sqlite", "postgres"])
+    parser.add_argument("--blocks", type=int, default=Settings.blocks)
+    parser.add_argument("--ops", type=int, default=Settings.ops)
+    parser.add_argument("--only", help="comma-separated workloads (default: all)")
+    parser.add_argument("--smoke", action="store_true")
+    parser.add_argument("--out-dir", type=Path, default=RESULTS)
+    parser.add_argument("--no-write", action="store_true")
+    parser.add_argument("--summarize", nargs="+", type=Path, help="result files to tabulate")
+    args = parser.parse_args(argv)
+    if args.summarize:
+        print(summarize(args.summarize))
+        return 0
+    settings = SMOKE if args.smoke else Settings(blocks=args.blocks, ops=args.ops)
+    if args.only:
+        for name in set(WORKLOADS) - set(args.only.split(",")):
+            del WORKLOADS[name]
+
+    def log(message: str) -> None:
+        print(message, file=sys.stderr, flush=True)
+
+    stamp = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H-%M-%SZ")
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="parity-") as workdir:
+        contenders, names = build(args.db, Path(workdir))
+        try:
+            result = asyncio.run(run(args.db, contenders, settings, log))
+        finally:
+            for name in names:
+                _discard(args.db, name)
+    result["seconds"] = round(time.perf_counter() - started, 1)
+    result["machine"] = machine([args.db])
+    from importlib import metadata
+
+    result["versions"] = {p: metadata.version(p) for p in ("django", "asgiref", "openai-agents")}
+    text = markdown(result)
+    print(text)
+    if not args.no_write:
+        report.write_results(
+            args.out_dir, f"parity-{args.db}", stamp, result, "Parity, interleaved", text
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,342 @@
+"""The shortcuts DjangoSession takes, and the library internals each one relies on.
+
+Each shortcut (the direct hop onto asgiref's sync thread, the SQLite transaction and
+cursor, the JSON encoder) leans on something a Django, asgiref or CPython release may
+change. The ``*_assumption`` tests fail loudly when that happens; the others check that
+the shortcut keeps every guarantee of the general path and that the general path is still
+taken wherever the shortcut's conditions do not hold.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import json
+import sqlite3
+import threading
+from typing import Any
+
+import pytest
+from asgiref.sync import SyncToAsync, ThreadSensitiveContext, async_to_sync, sync_to_async
+from django.db import connection, transaction
+from django.db.backends.utils import CursorWrapper
+from django.test.utils import CaptureQueriesContext
+
+from django_agent_sessions import bridge, serialization
+from django_agent_sessions.exceptions import SessionOwnershipError
+from django_agent_sessions.models import AgentSession, SessionItem
+from django_agent_sessions.store import items as storage
+from django_agent_sessions.store import transactions
+from tests.conftest import user_message
+
+SQLITE = connection.vendor == "sqlite"
+only_sqlite = pytest.mark.skipif(not SQLITE, reason="the SQLite shortcut (PostgreSQL: below)")
+
+
+# -- the direct hop ------------------------------------------------------------------------
+
+
+def test_asgiref_executor_choice_assumption():
+    # asgiref 3.x picks the thread of a thread-sensitive call from exactly these.
+    assert bridge.direct_hop_supported(), "asgiref changed how SyncToAsync picks its thread"
+
+
+async def test_direct_hop_runs_where_asgiref_would():
+    assert bridge._direct_hop_possible()
+    asgiref_thread = await sync_to_async(threading.get_ident)()
+    assert await bridge.run(threading.get_ident) == asgiref_thread
+    assert asgiref_thread != threading.get_ident()
+    # The same thread (and so the same connection) as Django's own async ORM.
+    assert (
+        await bridge.run(threading.get_ident)
+        == await sync_to_async(threading.get_ident, thread_sensitive=True)()
+    )
+
+
+async def test_direct_hop_carries_the_callers_context():
+    var: contextvars.ContextVar[str] = contextvars.ContextVar("var", default="unset")
+    var.set("caller")
+    assert await bridge.run(var.get) == "caller"
+
+
+def test_under_a_sync_caller_the_hop_runs_on_the_callers_thread():
+    async def inner() -> tuple[bool, int]:
+        return bridge._direct_hop_possible(), await bridge.run(threading.get_ident)
+
+    possible, thread = async_to_sync(inner)()
+    assert not possible
+    assert thread == threading.get_ident()
+
+
+async def test_in_a_thread_sensitive_context_the_hop_uses_that_contexts_thread():
+    async with ThreadSensitiveContext():
+        assert not bridge._direct_hop_possible()
+        context_thread = await sync_to_async(threading.get_ident)()
+        assert await bridge.run(threading.get_ident) == context_thread
+    assert context_thread != await sync_to_async(threading.get_ident)()
+
+
+async def test_shipped_path_turns_the_direct_hop_off():
+    with bridge.shipped_path():
+        assert not bridge._direct_hop_possible()
+        assert not await bridge.run(bridge.shortcuts_allowed)
+        assert (
+            await bridge.run(threading.get_ident)
+            == SyncToAsync.single_thread_executor.submit(threading.get_ident).result()
+        )
+    assert await bridge.run(bridge.shortcuts_allowed)
+
+
+# -- the SQLite transaction and cursor ------------------------------------------------------
+
+
+def _scope(session_id: str, owner_id: Any = None) -> storage.Scope:
+    return storage.Scope(session_id, owner_id, "default")
+
+
+def _encoded(*texts: str) -> list[serialization.EncodedItem]:
+    return serialization.encode_items(
+        [user_message(t) for t in texts], max_bytes=None, max_depth=50
+    )
+
+
+class Statements:
+    """An ``execute_wrapper`` that records every statement the connection runs."""
+
+    def __init__(self) -> None:
+        self.sql: list[str] = []
+
+    def __call__(self, execute: Any, sql: str, params: Any, many: bool, context: Any) -> Any:
+        self.sql.append(sql)
+        return execute(sql, params, many, context)
+
+    def verbs(self) -> list[str]:
+        return [
+            " ".join(s.split()[:2]) if s.startswith("BEGIN") else s.split()[0] for s in self.sql
+        ]
+
+
+@only_sqlite
+@pytest.mark.django_db(transaction=True)
+def test_django_sqlite_connection_assumption():
+    # Django keeps a SQLite connection in autocommit with the driver's legacy
+    # transaction control and isolation_level None, and starts transactions itself.
+    assert transactions.sqlite_shortcut_supported(), "Django's SQLite connection internals changed"
+    connection.ensure_connection()
+    raw = connection.connection
+    assert isinstance(raw, sqlite3.Connection)
+    assert connection.get_autocommit()
+    assert raw.isolation_level is None
+    assert not raw.in_transaction
+    assert getattr(raw, "autocommit", transactions._LEGACY) == transactions._LEGACY
+    # _prepare_cursor wraps any DB-API cursor as Django wraps its own.
+    wrapped = connection._prepare_cursor(raw.cursor())
+    assert isinstance(wrapped, CursorWrapper)
+    assert type(wrapped.cursor) is sqlite3.Cursor
+    # BEGIN IMMEDIATE on it opens a transaction that the driver's commit() ends.
+    wrapped.execute("BEGIN IMMEDIATE")
+    assert raw.in_transaction
+    raw.commit()
+    assert not raw.in_transaction
+    wrapped.close()
+    # The general path's SQL (with %s) is what Django's own cursor rewrites.
+    with connection.cursor() as cursor:
+        assert cursor.cursor.convert_query("SELECT %s") == "SELECT ?"
+
+
+@only_sqlite
+@pytest.mark.django_db(transaction=True)
+def test_every_statement_of_a_shortcut_reaches_execute_wrappers(session_id):
+    storage.append_items(_scope(session_id), _encoded("first"), "")  # creates it
+    seen = Statements()
+    with connection.execute_wrapper(seen):
+        storage.append_items(_scope(session_id), _encoded("a", "b"), "")
+        assert [i["content"] for i in storage.read_items(_scope(session_id), None)] == [
+            "first",
+            "a",
+            "b",
+        ]
+        assert storage.pop_newest(_scope(session_id))["content"] == "b"
+        storage.clear(_scope(session_id))
+    assert seen.verbs() == [
+        "BEGIN IMMEDIATE",
+        "UPDATE",
+        "INSERT",
+        "SELECT",
+        "BEGIN IMMEDIATE",
+        "UPDATE",
+        "DELETE",
+        "BEGIN IMMEDIATE",
+        "UPDATE",
+        "DELETE",
+    ]
+    # The driver's placeholders; clear() deletes through the shared delete_items_of().
+    assert all("%s" not in sql for sql in seen.sql[:-1])
+    assert not connection.connection.in_transaction
+    assert connection.get_autocommit()
+    assert not connection.in_atomic_block
+    assert AgentSession.objects.get(session_id=session_id).item_count == 0
+
+
+@pytest.mark.django_db(transaction=True)
+def test_with_query_logging_the_general_path_runs_and_is_logged(session_id):
+    storage.append_items(_scope(session_id), _encoded("first"), "")
+    with CaptureQueriesContext(connection) as queries:
+        storage.append_items(_scope(session_id), _encoded("a"), "")
+        storage.read_items(_scope(session_id), 20)
+        storage.pop_newest(_scope(session_id))
+    logged = [q["sql"] for q in queries.captured_queries]
+    assert any(sql.startswith("UPDATE") for sql in logged)
+    assert any(sql.startswith("INSERT") for sql in logged)
+    assert any(sql.startswith("SELECT") for sql in logged)
+    assert any(sql.startswith("DELETE") for sql in logged)
+    assert all("?" not in sql for sql in logged)  # Django's own cursor and SQL
+
+
+@pytest.mark.django_db(transaction=True)
+def test_inside_a_callers_transaction_a_write_joins_it(session_id):
+    storage.append_items(_scope(session_id), _encoded("kept"), "")
+
+    class Undo(Exception):
+        pass
+
+    def undone_in_a_transaction() -> None:
+        with transaction.atomic():
+            storage.append_items(_scope(session_id), _encoded("undone"), "")
+            assert storage.pop_newest(_scope(session_id))["content"] == "undone"
+            storage.append_items(_scope(session_id), _encoded("undone too"), "")
+            raise Undo
+
+    with pytest.raises(Undo):
+        undone_in_a_transaction()
+    assert [i["content"] for i in storage.read_items(_scope(session_id), None)] == ["kept"]
+    assert AgentSession.objects.get(session_id=session_id).item_count == 1
+
+
+@only_sqlite
+@pytest.mark.django_db(transaction=True)
+def test_a_failing_shortcut_write_rolls_back_everything(session_id, monkeypatch, make_user):
+    storage.append_items(_scope(session_id), _encoded("kept"), "")
+
+    def broken(*args: Any) -> None:
+        raise RuntimeError("the insert failed")
+
+    monkeypatch.setattr(storage, "_insert_items", broken)
+    with pytest.raises(RuntimeError, match="the insert failed"):
+        storage.append_items(_scope(session_id), _encoded("lost"), "")
+    monkeypatch.undo()
+    assert not connection.connection.in_transaction
+    assert AgentSession.objects.get(session_id=session_id).item_count == 1
+    # An ownership refusal: nothing written, no transaction left open.
+    owner = make_user("someone")
+    with pytest.raises(SessionOwnershipError):
+        storage.append_items(_scope(session_id, owner.pk), _encoded("refused"), "")
+    with pytest.raises(SessionOwnershipError):
+        storage.pop_newest(_scope(session_id, owner.pk))
+    assert not connection.connection.in_transaction
+    assert SessionItem.objects.filter(session__session_id=session_id).count() == 1
+    assert AgentSession.objects.get(session_id=session_id).item_count == 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_first_write_creates_the_conversation(session_id, make_user):
+    owner = make_user("first")
+    storage.append_items(_scope(session_id, owner.pk), _encoded("hello"), "Hello")
+    row = AgentSession.objects.get(session_id=session_id)
+    assert (row.owner_id, row.title, row.item_count) == (owner.pk, "Hello", 1)
+    if SQLITE:
+        assert not connection.connection.in_transaction
+
+
+@pytest.mark.django_db(transaction=True)
+def test_shipped_path_and_shortcut_store_the_same(session_id):
+    with bridge.shipped_path():
+        storage.append_items(_scope(session_id), _encoded("a", "b"), "")
+    storage.append_items(_scope(session_id), _encoded("c"), "")
+    with bridge.shipped_path():
+        assert storage.pop_newest(_scope(session_id))["content"] == "c"
+        shipped = storage.read_items(_scope(session_id), 5)
+    assert storage.read_items(_scope(session_id), 5) == shipped
+    assert [i["content"] for i in shipped] == ["a", "b"]
+
+
+@pytest.mark.skipif(SQLITE, reason="PostgreSQL only")
+@pytest.mark.django_db(transaction=True)
+def test_postgresql_never_takes_the_sqlite_shortcut(session_id):
+    connection.ensure_connection()
+    assert transactions.driver(connection) is None
+    seen = Statements()
+    with connection.execute_wrapper(seen):
+        storage.append_items(_scope(session_id), _encoded("a"), "")
+    assert "BEGIN IMMEDIATE" not in seen.verbs()
+    assert all("?" not in sql for sql in seen.sql)
+
+
+async def test_shortcuts_keep_the_guarantees_under_concurrency_in_one_process(
+    transactional_db, session_id
+):
+    # Several event loops' worth of writers on one conversation, all on the shortcut.
+    from django_agent_sessions import DjangoSession
+
+    session = DjangoSession(session_id)
+    await session.add_items([user_message(f"m{i}") for i in range(40)])
+    popped = await asyncio.gather(*(session.pop_item() for _ in range(45)))
+    texts = [p["content"] for p in popped if p is not None]
+    assert sorted(texts) == sorted(f"m{i}" for i in range(40))
+    assert popped.count(None) == 5
+
+
+# -- the encoder ---------------------------------------------------------------------------
+
+
+def test_cpython_json_encoder_assumption():
+    assert serialization._FAST_ENCODE is not None, "json.encoder.c_make_encoder changed"
+
+
+@pytest.mark.parametrize(
+    "item",
+    [
+        {"role": "user", "content": "plain"},
+        {"content": 'é 🎉 \u0000 \u2028 " \\ \t عربى', "n": [1, -1, 0, 10**30]},
+        {"f": [1.0, -0.0, 1e300, 2.5e-308, 0.1], "b": [True, False, None]},
+        {"nested": {"a": [{"b": [[], {}]}]}, "": ""},
+        {"keys": {"z": 1, "a": 2, "é": 3}},
+    ],
+)
+def test_fast_encoder_output_is_identical(item):
+    assert serialization.dumps(item) == json.dumps(
+        item, ensure_ascii=False, separators=(",", ":"), allow_nan=False
+    )
+
+
+def test_fast_encoder_refuses_nan():
+    assert serialization._FAST_ENCODE is not None
+    with pytest.raises(ValueError, match="Out of range float"):
+        serialization._FAST_ENCODE({"x": float("nan")})
+
+
+@pytest.mark.parametrize(
+    "payload",
+    [
+        '{"a":1}',
+        ' {"a":1}',
+        '{"a":1} ',
+        '{"a":1}\n',
+        '{"a":1}{"b":2}',
+        '{"a":1',
+        "",
+        "nul",
+        "\ufeff{}",
+        "[1,2.50,-0,1e400]",
+        '"\\ud800"',
+        '{"a":NaN}',
+        "3",
+        "null",
+    ],
+)
+def test_fast_decoding_decides_as_json_loads(payload):
+    try:
+        expected = [json.loads(payload)]
+    except ValueError:
+        expected = []
+    assert serialization.decode_payloads([payload]) == expected
