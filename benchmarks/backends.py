@@ -128,14 +128,19 @@ class SDKSQLiteBackend(Backend):
     async def make(self, session_id: str) -> Any:
         from agents import SQLiteSession
 
-        class TunedSQLiteSession(SQLiteSession):
-            # The same durability setting every other SQLite backend here gets.
-            @staticmethod
-            def _configure_connection(conn: Any) -> None:
-                SQLiteSession._configure_connection(conn)
+        if not getattr(SQLiteSession, "_bench_tuned", False):
+            # The same durability setting every other SQLite backend here gets. Set on the
+            # class (this worker process runs only this backend), not in a subclass:
+            # SQLiteSession offers its compaction hook only to instances of exactly itself.
+            configure = SQLiteSession._configure_connection
+
+            def tuned(conn: Any) -> None:
+                configure(conn)
                 conn.execute("PRAGMA synchronous=NORMAL")
 
-        return TunedSQLiteSession(session_id, db_path=self.target.name)
+            SQLiteSession._configure_connection = staticmethod(tuned)  # type: ignore[method-assign]
+            SQLiteSession._bench_tuned = True  # type: ignore[attr-defined]
+        return SQLiteSession(session_id, db_path=self.target.name)
 
 
 class SQLAlchemyBackend(Backend):

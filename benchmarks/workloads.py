@@ -11,6 +11,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
+from agents.memory import SessionSettings
+
 from benchmarks import items
 from benchmarks.backends import Backend
 from benchmarks.targets import bulk_copy, max_id
@@ -122,6 +124,7 @@ async def run_all(backend: Backend, profile: Profile, log: Callable[[str], None]
     log(f"  bulk-loaded {profile.huge} items in {time.perf_counter() - huge_started:.1f}s")
     await record("flat_get_20_at_1m", read(huge, 20, profile))
     await record("memory_read_10k", memory_of_read(large))
+    await record("compacting_turn", compacting_turns(backend, profile))
     return results
 
 
@@ -223,3 +226,42 @@ async def memory_of_read(session: Any) -> dict[str, Any]:
     finally:
         tracemalloc.stop()
     return {"items": len(result), "peak_kib": round(peak / 1024), "ms": round(elapsed * 1000, 1)}
+
+
+async def compacting_turns(backend: Backend, profile: Profile) -> dict[str, Any]:
+    """A Runner turn through the SDK's ``OpenAIResponsesCompactionSession`` that compacts
+    after every turn, on a conversation that starts with 100 items, read with a limit of
+    20 (each turn replaces the suffix the model saw with one summary).
+
+    The compaction API is a stub that answers at once, so this is the store's share: the
+    SDK's suffix snapshot and atomic replacement where the store has the hook
+    (``_get_compaction_snapshot``; ``hook`` says whether it does), its generic
+    clear-then-add path where it does not.
+    """
+    from types import SimpleNamespace
+
+    from agents import Agent, Runner
+    from agents.memory import OpenAIResponsesCompactionSession
+    from agents.testing import ScriptedModel, assistant_message
+
+    store = await session_with(backend, 100, "compact")
+    store.session_settings = SessionSettings(limit=20)
+    summary = {"type": "compaction", "id": "cmp", "encrypted_content": "summary"}
+
+    async def compact(**kwargs: Any) -> Any:
+        return SimpleNamespace(output=[summary], usage=None)
+
+    client = SimpleNamespace(responses=SimpleNamespace(compact=compact))
+    session = OpenAIResponsesCompactionSession(
+        store.session_id, store, client=client, should_trigger_compaction=lambda _: True
+    )
+    replies = [[assistant_message("ok")] for _ in range(profile.ops + profile.warmup)]
+    agent = Agent(name="bench", model=ScriptedModel(replies))
+    try:
+        result = summarize(await timed(lambda: Runner.run(agent, "next", session=session), profile))
+    except Exception as error:  # a backend without what the Runner needs
+        return {"error": f"{type(error).__name__}: {error}"[:200]}
+    hook = getattr(store, "_get_compaction_snapshot", None)
+    result["hook"] = callable(hook) and await hook(1) is not None
+    result["stored_items"] = len(await store.get_items())
+    return result

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from agents.memory.session import SessionABC, _CompactionSnapshot
 from agents.memory.session_settings import (
     SessionSettings,
     coerce_session_settings,
@@ -14,17 +16,25 @@ from django.db import router
 from django_agent_sessions import bridge, items, serialization
 from django_agent_sessions.conf import app_settings
 from django_agent_sessions.models import SESSION_ID_MAX_LENGTH, AgentSession
+from django_agent_sessions.store import compaction
 from django_agent_sessions.store import items as stored_items
 
 if TYPE_CHECKING:
     from agents.items import TResponseInputItem
+    from agents.run_context import RunContextWrapper
 
 
-class DjangoSession:
+class DjangoSession(SessionABC):
     """Conversation history for one ``session_id``, stored through the Django ORM.
 
-    Implements ``agents.memory.Session`` structurally, so it can be passed as
-    ``session=`` to ``Runner.run``, ``Runner.run_streamed`` and ``Runner.run_sync``.
+    Subclasses the SDK's ``SessionABC`` (so it is an ``agents.memory.Session`` and fits
+    every SDK wrapper annotated with ``SessionABC``, such as ``EncryptedSession``); pass
+    it as ``session=`` to ``Runner.run``, ``Runner.run_streamed`` and ``Runner.run_sync``.
+
+    Every method takes the SDK's context-aware call shape: the Runner passes
+    ``wrapper=`` (the run's ``RunContextWrapper``) to sessions whose four methods accept
+    it. DjangoSession accepts it and does not use it: the owner is fixed when the
+    session is constructed and never comes from the run context (see the README).
     Each method is one hop into one transaction (see ``bridge``); it holds no
     per-event-loop state, so one instance may be used from several threads and loops.
 
@@ -66,14 +76,22 @@ class DjangoSession:
     def _scope(self) -> stored_items.Scope:
         return stored_items.Scope(self.session_id, self.owner_id, self.using)
 
-    async def get_items(self, limit: int | None = None) -> list[TResponseInputItem]:
+    async def get_items(
+        self,
+        limit: int | None = None,
+        *,
+        wrapper: RunContextWrapper[Any] | None = None,
+    ) -> list[TResponseInputItem]:
         """Retrieve the conversation history.
 
         Args:
-            limit: The newest ``limit`` items, oldest first. ``None`` uses
+            limit: The newest ``limit`` stored items, oldest first (exactly ``limit``
+                when that many exist: the SDK's item-count semantics, which its Runner
+                and compaction rely on). A stored row that cannot be decoded is
+                skipped and does not use up a slot. ``None`` uses
                 ``session_settings.limit``, and if that is ``None`` too, all items.
-                ``0`` or less returns ``[]``. A limited window leaves out tool outputs
-                whose call fell outside it, so it may hold fewer than ``limit`` items.
+                ``0`` or less returns ``[]``.
+            wrapper: The run context the Runner passes; accepted, not used.
 
         Returns:
             The items; ``[]`` for a conversation that does not exist.
@@ -81,7 +99,12 @@ class DjangoSession:
         resolved = resolve_session_limit(limit, self.session_settings)
         return await bridge.run(stored_items.read_items, self._scope, resolved)
 
-    async def add_items(self, items: list[TResponseInputItem]) -> None:
+    async def add_items(
+        self,
+        items: list[TResponseInputItem],
+        *,
+        wrapper: RunContextWrapper[Any] | None = None,
+    ) -> None:
         """Append ``items`` as one atomic, ordered batch.
 
         Every item is validated first: one that is not JSON (or not exactly so), nests
@@ -99,7 +122,9 @@ class DjangoSession:
         title = _title_from(items)
         await bridge.run_to_completion(stored_items.append_items, self._scope, encoded, title)
 
-    async def pop_item(self) -> TResponseInputItem | None:
+    async def pop_item(
+        self, *, wrapper: RunContextWrapper[Any] | None = None
+    ) -> TResponseInputItem | None:
         """Remove and return the newest item, or ``None`` when there is none.
 
         Concurrent pops from any number of instances, threads or processes each claim
@@ -107,9 +132,54 @@ class DjangoSession:
         """
         return await bridge.run_to_completion(stored_items.pop_newest, self._scope)
 
-    async def clear_session(self) -> None:
+    async def clear_session(self, *, wrapper: RunContextWrapper[Any] | None = None) -> None:
         """Remove every item. The conversation (its owner and title) stays."""
         await bridge.run_to_completion(stored_items.clear, self._scope)
+
+    async def _get_compaction_snapshot(
+        self,
+        limit: int,
+        *,
+        prune_prefix: Callable[[TResponseInputItem], bool] | None = None,
+    ) -> _CompactionSnapshot | None:
+        """The SDK's compaction hook: a bounded suffix and its atomic replacement.
+
+        ``OpenAIResponsesCompactionSession`` looks this private method up by name (as
+        on the SDK's own SQL stores). Without it, the SDK compacts by
+        ``clear_session()`` then ``add_items()``, which loses an item another worker
+        appends meanwhile. Here the snapshot is the newest ``limit`` readable rows (one
+        query); ``replace_suffix`` replaces the rows it names in one transaction, after
+        locking the conversation row, and only if they are still the newest: if anyone
+        appended, popped or cleared meanwhile it changes nothing and returns False.
+        Rows that do not decode are kept: the snapshot starts after them.
+
+        A subclass that overrides ``get_items`` or ``add_items`` (to transform items)
+        gets ``None`` (the SDK's generic path) unless it overrides this method too,
+        since the snapshot reads and writes stored rows directly.
+        """
+        cls = type(self)
+        if (
+            cls.get_items is not DjangoSession.get_items
+            or cls.add_items is not DjangoSession.add_items
+        ) and cls._get_compaction_snapshot is DjangoSession._get_compaction_snapshot:
+            return None
+        scope = self._scope
+        snapshot = await bridge.run(compaction.snapshot, scope, limit)
+
+        async def replace_suffix(start: int, output: list[TResponseInputItem]) -> bool:
+            expected_ids = snapshot.row_ids[start:]
+            if not expected_ids:
+                return False
+            encoded = serialization.encode_items(
+                output,
+                max_bytes=app_settings.MAX_ITEM_BYTES,
+                max_depth=app_settings.MAX_ITEM_DEPTH,
+            )
+            return await bridge.run_to_completion(
+                compaction.replace_suffix, scope, expected_ids, encoded, prune_prefix, limit
+            )
+
+        return _CompactionSnapshot(list(snapshot.items), snapshot.complete, replace_suffix)
 
 
 def _validated_session_id(session_id: Any) -> str:

@@ -30,9 +30,9 @@ class RecordingSession(DjangoSession):
         super().__init__(*args, **kwargs)
         self.batches: list[list[Any]] = []
 
-    async def add_items(self, items: list[Any]) -> None:
+    async def add_items(self, items: list[Any], **kwargs: Any) -> None:
         self.batches.append(list(items))
-        await super().add_items(items)
+        await super().add_items(items, **kwargs)
 
 
 def agent_with(*steps: Any) -> tuple[Agent[Any], ScriptedModel]:
@@ -139,7 +139,7 @@ async def test_encrypted_session_around_django_session(session_id):
     inner = DjangoSession(session_id)
     session = EncryptedSession(
         session_id=session_id,
-        underlying_session=inner,  # type: ignore[arg-type]
+        underlying_session=inner,
         encryption_key="a-high-entropy-test-key-0123456789abcdef",
     )
     await Runner.run(agent, "my password is hunter2", session=session)

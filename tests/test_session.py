@@ -29,6 +29,28 @@ def test_is_a_session_protocol_instance(make_session):
     assert isinstance(make_session(), Session)
 
 
+def test_subclasses_the_sdk_session_abc(make_session):
+    # EncryptedSession and other SDK wrappers are annotated with SessionABC; mypy
+    # checks tests/test_runner.py's EncryptedSession(underlying_session=DjangoSession)
+    # without an ignore.
+    from agents.memory import SessionABC
+
+    assert isinstance(make_session(), SessionABC)
+
+
+async def test_accepts_the_context_aware_call_shape(make_session):
+    from agents.memory.session import _session_accepts_wrapper
+    from agents.run_context import RunContextWrapper
+
+    session = make_session()
+    assert _session_accepts_wrapper(session)  # so the Runner passes wrapper=
+    wrapper = RunContextWrapper(context={"owner": "someone else"})
+    await session.add_items([user_message("hi")], wrapper=wrapper)
+    assert texts(await session.get_items(wrapper=wrapper)) == ["hi"]
+    assert (await session.pop_item(wrapper=wrapper))["content"] == "hi"
+    await session.clear_session(wrapper=wrapper)
+
+
 async def test_items_come_back_in_order(make_session):
     session = make_session()
     await session.add_items(numbered(3))
@@ -166,15 +188,25 @@ async def test_a_one_megabyte_item(make_session):
     assert await session.get_items() == [item]
 
 
-async def test_limited_reads_leave_out_outputs_whose_call_is_outside(make_session):
+async def test_limited_reads_are_the_latest_n_stored_items(make_session):
+    # The SDK's item-count semantics: a window may start between a tool call and its
+    # output (the Runner prunes the unmatched output from model input itself).
     session = make_session()
     call = {"type": "function_call", "call_id": "c1", "name": "clock", "arguments": "{}"}
     output = {"type": "function_call_output", "call_id": "c1", "output": "12:00"}
     await session.add_items([user_message("time?"), call, output, assistant_message("noon")])
     assert await session.get_items(3) == [call, output, assistant_message("noon")]
-    assert await session.get_items(2) == [assistant_message("noon")]
-    # Unlimited reads never drop anything.
-    assert len(await session.get_items()) == 4
+    assert await session.get_items(2) == [output, assistant_message("noon")]
+    assert len(await session.get_items(2_147_483_647)) == len(await session.get_items()) == 4
+
+
+async def test_an_undecodable_row_does_not_use_up_a_limit_slot(make_session):
+    session = make_session()
+    await session.add_items(numbered(3))
+    row = await AgentSession.objects.aget(session_id=session.session_id)
+    await SessionItem.objects.acreate(session=row, payload="{not json")
+    assert texts(await session.get_items(2)) == ["message 1", "message 2"]
+    assert texts(await session.get_items(5)) == ["message 0", "message 1", "message 2"]
 
 
 def test_session_id_is_validated():

@@ -18,7 +18,6 @@ from django.db.backends.base.base import BaseDatabaseWrapper
 from django.db.backends.utils import CursorWrapper
 from django.utils import timezone
 
-from django_agent_sessions import items as item_kinds
 from django_agent_sessions import serialization
 from django_agent_sessions.exceptions import SessionOwnershipError
 from django_agent_sessions.models import AgentSession
@@ -48,26 +47,36 @@ class _Locked(NamedTuple):
 
 
 def read_items(scope: Scope, limit: int | None) -> list[Any]:
-    """The newest ``limit`` items (all when None), oldest first, in one query."""
+    """The newest ``limit`` items (all when None), oldest first.
+
+    Exactly ``limit`` items when that many decodable rows exist: a row that does not
+    decode is skipped without using up a slot (the window widens, as in the SDK's SQL
+    stores). One query unless such a row sits among the newest.
+    """
     connection = _connection(scope.using)
-    with reading(connection) as (cursor, sql_of):
-        # A non-positive limit still runs the (one-row) query, so that a foreign
-        # conversation is refused rather than answered with an empty list.
-        sql, params = _read_sql(sql_of, scope.session_id, limit)
-        cursor.execute(sql, params)
-        rows = cursor.fetchall()
-    if not rows:
-        return []
-    _check_owner(scope, rows[0][0])
-    if limit is not None and limit <= 0:
-        return []
-    payloads = [payload for _, payload in rows if payload is not None]
-    if limit is not None:
+    # A non-positive limit still runs the (one-row) query, so that a foreign
+    # conversation is refused rather than answered with an empty list.
+    window = None if limit is None else max(limit, 1)
+    while True:
+        with reading(connection) as (cursor, sql_of):
+            sql, params = _read_sql(sql_of, scope.session_id, window)
+            cursor.execute(sql, params)
+            rows = cursor.fetchall()
+        if not rows:
+            return []
+        _check_owner(scope, rows[0][0])
+        if limit is not None and limit <= 0:
+            return []
+        payloads = [payload for _, payload in rows if payload is not None]
+        if window is None or limit is None:
+            return serialization.decode_payloads(payloads)
         payloads.reverse()
-    items = serialization.decode_payloads(payloads)
-    if limit is not None:
-        items = item_kinds.drop_orphan_outputs(items)
-    return items
+        items = serialization.decode_payloads(payloads)
+        if len(items) >= limit:
+            return items[-limit:]
+        if len(payloads) < window:
+            return items
+        window *= 2
 
 
 def append_items(scope: Scope, encoded: list[EncodedItem], title: str) -> None:
@@ -192,12 +201,15 @@ def _check_owner(scope: Scope, stored_owner_id: Any) -> None:
         )
 
 
-def _read_sql(sql: Statements, session_id: str, limit: int | None) -> tuple[str, list[Any]]:
+def _read_sql(
+    sql: Statements, session_id: str, limit: int | None, with_ids: bool = False
+) -> tuple[str, list[Any]]:
     if limit is None:
         return sql.read_all, [session_id]
+    text = sql.read_newest_with_ids if with_ids else sql.read_newest
     if sql.limit_first:
-        return sql.read_newest, [max(limit, 1), session_id]
-    return sql.read_newest, [session_id, max(limit, 1)]
+        return text, [max(limit, 1), session_id]
+    return text, [session_id, max(limit, 1)]
 
 
 def _connection(using: str) -> BaseDatabaseWrapper:

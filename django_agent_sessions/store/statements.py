@@ -32,6 +32,19 @@ class Statements:
             f"DELETE FROM {items} WHERE id = (SELECT id FROM {items} WHERE session_id = %s "
             "ORDER BY id DESC LIMIT 1) RETURNING payload"
         )
+        # Compaction (store.compaction.replace_suffix): the ids that must still be the
+        # newest, the prefix a wrapper may prune, and the replacement's deletes.
+        self.newest_ids = f"SELECT id FROM {items} WHERE session_id = %s ORDER BY id DESC LIMIT %s"
+        self.oldest_before = (
+            f"SELECT id, payload FROM {items} WHERE session_id = %s AND id < %s "
+            "ORDER BY id ASC LIMIT %s"
+        )
+        self.delete_from = f"DELETE FROM {items} WHERE session_id = %s AND id >= %s"
+        self.delete_through = f"DELETE FROM {items} WHERE session_id = %s AND id <= %s"
+        self.recount = (
+            f"UPDATE {sessions} SET item_count = CASE WHEN item_count + %s > 0 "
+            "THEN item_count + %s ELSE 0 END WHERE id = %s"
+        )
         # LEFT JOIN: one row with a NULL payload still tells us the owner of an empty
         # conversation, so the ownership check costs no second query.
         if vendor == "postgresql":
@@ -39,12 +52,16 @@ class Statements:
             # join: once one conversation held 1M items, PostgreSQL hash-joined the whole
             # items table for every read (200-600 ms, even for a 100-item conversation).
             self.limit_first = True
-            self.read_all, self.read_newest = (
-                f"SELECT s.owner_id, i.payload FROM {sessions} s LEFT JOIN LATERAL ("
+            self.read_all, self.read_newest, self.read_newest_with_ids = (
+                f"SELECT s.owner_id, {columns} FROM {sessions} s LEFT JOIN LATERAL ("
                 f"SELECT id, payload FROM {items} WHERE session_id = s.id "
                 f"ORDER BY id {order}{window}) i ON TRUE WHERE s.session_id = %s "
                 f"ORDER BY i.id {order}"
-                for order, window in (("ASC", ""), ("DESC", " LIMIT %s"))
+                for order, window, columns in (
+                    ("ASC", "", "i.payload"),
+                    ("DESC", " LIMIT %s", "i.payload"),
+                    ("DESC", " LIMIT %s", "i.id, i.payload"),
+                )
             )
         else:
             self.limit_first = False
@@ -54,8 +71,27 @@ class Statements:
             )
             self.read_all = join + "ORDER BY i.id ASC"
             self.read_newest = join + "ORDER BY i.id DESC LIMIT %s"
-        self.pop, self.read_all, self.read_newest = map(
-            self._style, (self.pop, self.read_all, self.read_newest)
+            self.read_newest_with_ids = (
+                join.replace("i.payload", "i.id, i.payload", 1) + "ORDER BY i.id DESC LIMIT %s"
+            )
+        self.pop, self.read_all, self.read_newest, self.read_newest_with_ids = map(
+            self._style, (self.pop, self.read_all, self.read_newest, self.read_newest_with_ids)
+        )
+        (
+            self.newest_ids,
+            self.oldest_before,
+            self.delete_from,
+            self.delete_through,
+            self.recount,
+        ) = map(
+            self._style,
+            (
+                self.newest_ids,
+                self.oldest_before,
+                self.delete_from,
+                self.delete_through,
+                self.recount,
+            ),
         )
 
     def _style(self, sql: str) -> str:
