@@ -112,7 +112,7 @@ def test_chat_streams_replies_shows_tool_calls_and_keeps_history(chat_server, pa
     assert not call.locator("pre").is_visible(), "collapsed until opened"
     call.locator("summary").click()
     assert '"expression": "(12 + 30) * 2"' in str(call.locator("pre").text_content())
-    page.wait_for_selector("details.tool-output summary:text('Tool output: 84')")
+    page.wait_for_selector("details.tool-output summary:text('Tool output (calculate): 84')")
     page.wait_for_selector(f"{ASSISTANT} .text:text-is('The calculator says (12 + 30) * 2 = 84.')")
     wait_idle(page)
     path = save_screenshot(page, "chat")
@@ -289,5 +289,5 @@ def test_keyboard_use(chat_server, chat_user, page):
 
     page.keyboard.press("Shift+Tab")  # back from the box: reachable controls, in order
     focused = page.evaluate("document.activeElement.textContent.trim()")
-    assert focused == "Clear conversation"
+    assert focused == "Regenerate", "the last reply's action comes right before the box"
     assert re.search(r"/admin/", str(page.get_by_role("link", name="Admin").get_attribute("href")))
