@@ -27,9 +27,9 @@ from example_project.asgi import application as example_application
 
 if os.environ.get("BENCH_NO_SESSION") == "1":
     from benchmarks.streaming_app import NoMemorySession
-    from django_agent_sessions import consumers
+    from django_agent_sessions.websocket import consumer
 
-    consumers.DjangoSession = NoMemorySession  # type: ignore[attr-defined,assignment,misc]
+    consumer.DjangoSession = NoMemorySession  # type: ignore[attr-defined,assignment,misc]
 
 # daphne keeps its connections on the server object, which the application cannot reach.
 _protocols: weakref.WeakSet[Any] = weakref.WeakSet()
@@ -45,7 +45,7 @@ DaphneServer.protocol_connected = _track  # type: ignore[method-assign]
 
 
 def buffers() -> dict[str, Any]:
-    from django_agent_sessions import runs
+    from django_agent_sessions.websocket import runs
 
     held: dict[str, dict[str, int]] = {}
     for protocol in list(_protocols):

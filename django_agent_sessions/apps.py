@@ -11,8 +11,12 @@ class AgentSessionsConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        # Registering checks has no side effect beyond Django's check registry.
+        # Registering checks has no side effect beyond Django's check registry. The
+        # streaming checks are imported here, while only one thread runs: importing the
+        # SDK lazily from a check raced runserver's threads into an import deadlock.
         from django_agent_sessions import checks as app_checks
+        from django_agent_sessions.websocket import checks as streaming_checks
 
         checks.register(app_checks.check_settings)
         checks.register(app_checks.check_databases, checks.Tags.database)
+        checks.register(streaming_checks.check_streaming_settings)

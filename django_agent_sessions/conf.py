@@ -56,6 +56,14 @@ class Settings:
         value = getattr(settings, "AGENT_SESSIONS", {})
         return value if isinstance(value, Mapping) else {}
 
+    def is_dict(self) -> bool:
+        """Whether ``AGENT_SESSIONS`` is a mapping (a system check reports it if not)."""
+        return isinstance(getattr(settings, "AGENT_SESSIONS", {}), Mapping)
+
+    def configured_keys(self) -> set[str]:
+        """The keys the project set, known or not."""
+        return set(self._user_settings)
+
     def __getattr__(self, name: str) -> Any:
         if name not in DEFAULTS:
             raise AttributeError(f"Unknown AGENT_SESSIONS setting: {name!r}")

@@ -15,7 +15,10 @@ class SessionOwnershipError(PermissionDenied):
 
 
 class ItemRejected(ValueError):
-    """An item cannot be stored exactly; the message names the item and the reason.
+    """An item's value cannot be stored exactly; the message names the item and the reason.
 
-    Raised by ``DjangoSession.add_items`` before anything of the batch is written.
+    Raised by ``DjangoSession.add_items`` (and imports) before anything of the batch is
+    written: a NaN or infinite number, nesting deeper than ``MAX_ITEM_DEPTH``, or an item
+    larger than ``MAX_ITEM_BYTES``. A value of the wrong *type* (not a dict, a non-str key,
+    an object JSON cannot hold) raises ``TypeError`` instead.
     """

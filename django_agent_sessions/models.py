@@ -1,13 +1,14 @@
 """Conversations and their items.
 
 Items are ordered by their auto-increment primary key, never by timestamp. Every writer
-first locks its conversation row (see ``storage.py``), so within one conversation ids are
+first locks its conversation row (see ``store/items.py``), so within one conversation ids are
 assigned in commit order on every backend.
 """
 
 from __future__ import annotations
 
 import uuid
+from datetime import datetime
 from typing import Any
 
 from django.conf import settings
@@ -84,6 +85,24 @@ class SessionItem(models.Model):
         return serialization.loads(self.payload)
 
 
+class AgentRunQuerySet(models.QuerySet["AgentRun"]):
+    """The questions asked of run records, each written once."""
+
+    def running(self) -> AgentRunQuerySet:
+        running: AgentRunQuerySet = self.filter(status=AgentRun.Status.RUNNING)
+        return running
+
+    def live(self, now: datetime) -> AgentRunQuerySet:
+        """Running, and its worker renewed the lease in time: really in progress."""
+        live: AgentRunQuerySet = self.running().filter(lease_expires_at__gte=now)
+        return live
+
+    def stale(self, now: datetime) -> AgentRunQuerySet:
+        """Running on paper only: the lease expired, so its worker died or hung."""
+        stale: AgentRunQuerySet = self.running().filter(lease_expires_at__lt=now)
+        return stale
+
+
 class AgentRun(models.Model):
     """One agent run started through the websocket layer: its outcome and token usage.
 
@@ -124,6 +143,8 @@ class AgentRun(models.Model):
     output_tokens = models.PositiveBigIntegerField(_("output tokens"), default=0)
     total_tokens = models.PositiveBigIntegerField(_("total tokens"), default=0)
     error = models.TextField(_("error"), blank=True)
+
+    objects = AgentRunQuerySet.as_manager()
 
     class Meta:
         verbose_name = _("run")

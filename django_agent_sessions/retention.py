@@ -1,11 +1,8 @@
 """Removing stored conversations: clearing, deleting and pruning by age.
 
-None of these functions loads items. Django's deletion collector would fetch every item
-of a conversation (with its payload) before deleting it (20,000 rows for one long
-conversation), so items always go with one ``DELETE ... WHERE session_id IN (...)``
-first, and only the conversation rows are left for the ORM. Every transaction writes the
-conversation rows before anything else, as ``storage.py`` does, so a concurrent
-``DjangoSession`` write waits instead of interleaving.
+None of these functions loads items: ``store.conversations`` locks the conversation rows
+first and deletes items with one statement, and only the conversation rows are left for
+the ORM, so a concurrent ``DjangoSession`` write waits instead of interleaving.
 """
 
 from __future__ import annotations
@@ -22,7 +19,7 @@ from django.utils import timezone
 
 from django_agent_sessions.conf import app_settings
 from django_agent_sessions.models import AgentSession
-from django_agent_sessions.storage import delete_items_of
+from django_agent_sessions.store.conversations import delete_items_of, lock_conversations
 
 DEFAULT_BATCH_SIZE = 500
 _DURATION = re.compile(r"^\s*(\d+)\s*([a-z]+)\s*$", re.IGNORECASE)
@@ -141,24 +138,7 @@ def _chunks(session_pks: Sequence[int]) -> list[list[int]]:
 
 
 def _lock(using: str, session_pks: Sequence[int], *, before: datetime | None) -> list[int]:
-    """Write-lock these conversation rows first; with ``before``, only still-stale ones.
-
-    A no-op UPDATE is the first statement, as in ``storage.py``: it takes the row locks
-    on PostgreSQL and the write lock on SQLite even in DEFERRED transaction mode.
-    """
-    if not session_pks:
-        return []
-    connection = connections[using]
-    table = connection.ops.quote_name(AgentSession._meta.db_table)
-    placeholders = ", ".join(["%s"] * len(session_pks))
-    sql = f"UPDATE {table} SET item_count = item_count WHERE id IN ({placeholders})"  # noqa: S608
-    params: list[Any] = list(session_pks)
-    if before is not None:
-        sql += " AND updated_at < %s"
-        params.append(connection.ops.adapt_datetimefield_value(before))
-    with connection.cursor() as cursor:
-        cursor.execute(sql + " RETURNING id", params)
-        return [row[0] for row in cursor.fetchall()]
+    return lock_conversations(connections[using], session_pks, before=before)
 
 
 def _delete_locked(using: str, pks: list[int]) -> Removed:

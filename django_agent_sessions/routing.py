@@ -1,28 +1,8 @@
-"""Websocket routes. Include them in your ASGI application (see docs/wire-protocol.md)::
+"""The websocket routes' public path (``django_agent_sessions.routing``).
 
-from channels.auth import AuthMiddlewareStack
-from channels.routing import ProtocolTypeRouter, URLRouter
-from channels.security.websocket import AllowedHostsOriginValidator
-from django_agent_sessions.routing import websocket_urlpatterns
-
-application = ProtocolTypeRouter({
-    "http": django_asgi_app,
-    "websocket": AllowedHostsOriginValidator(
-        AuthMiddlewareStack(URLRouter(websocket_urlpatterns))
-    ),
-})
+They live in ``websocket/routing.py`` with the rest of the streaming layer.
 """
 
-from __future__ import annotations
+from django_agent_sessions.websocket.routing import websocket_urlpatterns
 
-from django.urls import path
-
-from django_agent_sessions.consumers import AgentSessionConsumer
-
-websocket_urlpatterns = [
-    path(
-        "ws/agent-sessions/<str:session_id>/",
-        AgentSessionConsumer.as_asgi(),
-        name="agent-session-websocket",
-    ),
-]
+__all__ = ["websocket_urlpatterns"]

@@ -1,5 +1,8 @@
 """Turning SDK input items into their stored form and back. No database access here.
 
+What an item *is* (its kind, role and text) is ``items``' business; this module only
+validates, encodes and decodes, and fills the browsing columns from ``items.describe``.
+
 Items are stored as JSON *text*, not as a JSON column: PostgreSQL's ``jsonb`` reorders
 object keys and rejects strings containing ``\\u0000``, and every JSON column type loses
 the difference between ``1.0`` and ``1`` on some backend. Text round-trips exactly on
@@ -12,19 +15,21 @@ import json
 import logging
 import math
 from collections.abc import Iterable, Mapping
-from typing import Any, NamedTuple, TypeGuard
+from typing import Any, NamedTuple
+
+from django_agent_sessions import items
+from django_agent_sessions.exceptions import ItemRejected
 
 logger = logging.getLogger(__name__)
 
 PREVIEW_CHARS = 200
-_OUTPUT_SUFFIX = "_output"
 
 
 class EncodedItem(NamedTuple):
     """One item ready to insert: its JSON text and the columns used for browsing.
 
     A named tuple: a batch builds one per item, and it is cheaper than a frozen dataclass.
-    Its fields are in the order of the item table's columns, which ``storage`` relies on.
+    Its fields are in the order of the item table's columns, which ``store.items`` relies on.
     """
 
     payload: str
@@ -53,15 +58,15 @@ def encode_item(item: Any, *, index: int, max_bytes: int | None, max_depth: int)
     if max_bytes is not None:
         size = len(payload) if payload.isascii() else len(payload.encode("utf-8"))
         if size > max_bytes:
-            raise ValueError(
+            raise ItemRejected(
                 f"item {index}: {size} bytes of JSON exceeds "
                 f"AGENT_SESSIONS['MAX_ITEM_BYTES'] ({max_bytes})"
             )
     return EncodedItem(
         payload=payload,
-        item_type=column_text(item_type(item), 64),
-        role=column_text(_str_field(item, "role"), 32),
-        call_id=column_text(_str_field(item, "call_id"), 255),
+        item_type=column_text(items.item_type(item), 64),
+        role=column_text(items.text_field(item, "role"), 32),
+        call_id=column_text(items.text_field(item, "call_id"), 255),
         preview=preview(item),
     )
 
@@ -124,10 +129,10 @@ def _raise_first_problem(value: Any, *, where: str, max_depth: int) -> None:
             continue
         if isinstance(node, float):
             if not math.isfinite(node):
-                raise ValueError(f"{where}{path}: {node!r} is not a valid JSON number")
+                raise ItemRejected(f"{where}{path}: {node!r} is not a valid JSON number")
             continue
         if depth > max_depth:
-            raise ValueError(
+            raise ItemRejected(
                 f"{where}{path}: nesting deeper than AGENT_SESSIONS['MAX_ITEM_DEPTH'] ({max_depth})"
             )
         if isinstance(node, Mapping):
@@ -181,91 +186,14 @@ def decode_payloads(payloads: Iterable[str]) -> list[Any]:
     return items
 
 
-def item_type(item: Mapping[str, Any]) -> str:
-    """The item's ``type``; the SDK's easy input messages omit it and mean ``message``."""
-    value = item.get("type")
-    if isinstance(value, str) and value:
-        return value
-    return "message" if "role" in item else "unknown"
-
-
-def is_call_output(item: Mapping[str, Any]) -> bool:
-    # Items without a string "type" are messages or unknown, never outputs.
-    kind = item.get("type")
-    return (
-        isinstance(kind, str)
-        and kind.endswith(_OUTPUT_SUFFIX)
-        and bool(_str_field(item, "call_id"))
-    )
-
-
-def message_text(item: Mapping[str, Any]) -> str:
-    """The plain text of a message item (input or output content parts)."""
-    content = item.get("content")
-    if isinstance(content, str):
-        return content
-    if not isinstance(content, list):
-        return ""
-    parts = []
-    for part in content:
-        if isinstance(part, Mapping):
-            text = part.get("text", part.get("refusal"))
-            if isinstance(text, str):
-                parts.append(text)
-    return "".join(parts)
-
-
 def preview(item: Mapping[str, Any]) -> str:
-    """A short, single-line description for lists and search."""
-    kind = item_type(item)
-    if kind == "message":
-        text = message_text(item)
-    elif kind.endswith(_OUTPUT_SUFFIX):
-        output = item.get("output")
-        text = output if isinstance(output, str) else json.dumps(output, ensure_ascii=False)
-    elif kind == "function_call":
-        text = f"{_str_field(item, 'name')}({_str_field(item, 'arguments')})"
-    elif kind == "reasoning":
-        summary = item.get("summary")
-        text = message_text({"content": summary}) if isinstance(summary, list) else ""
+    """The browsing column: a short, single-line description for lists and search."""
+    view = items.describe(item)
+    if view.kind == "tool_call":
+        text = f"{view.name}({view.arguments})"
+    elif view.kind == "other":
+        text = view.name or view.type
     else:
-        text = _str_field(item, "name") or kind
-    return column_text(" ".join(text.split()), PREVIEW_CHARS)
-
-
-def _str_field(item: Mapping[str, Any], key: str) -> str:
-    value = item.get(key)
-    return value if isinstance(value, str) else ""
-
-
-def drop_orphan_outputs(items: list[Any]) -> list[Any]:
-    """Remove tool outputs whose call is not among ``items``.
-
-    A ``limit`` window can start between a tool call and its output. The model API
-    rejects an output without its call, and a person paging history cannot read it, so
-    a limited read leaves such outputs out (it may then return fewer than ``limit``).
-    Every limited read runs this, so it makes one pass and copies nothing when the
-    window holds no orphan (measured: a third of a 20-item read's Python time before).
-    """
-    call_ids: set[Any] = set()
-    output_call_ids: list[str] = []
-    for item in items:
-        if not isinstance(item, Mapping):
-            continue
-        kind, call_id = item.get("type"), item.get("call_id")
-        if isinstance(kind, str) and kind.endswith(_OUTPUT_SUFFIX) and _is_id(call_id):
-            output_call_ids.append(call_id)
-        else:
-            call_ids.add(call_id)
-    if call_ids.issuperset(output_call_ids):
-        return items
-    return [
-        item
-        for item in items
-        if not (isinstance(item, Mapping) and is_call_output(item))
-        or item.get("call_id") in call_ids
-    ]
-
-
-def _is_id(value: Any) -> TypeGuard[str]:
-    return isinstance(value, str) and bool(value)
+        text = view.text
+    # Only the start can show: never split a multi-megabyte text into words.
+    return column_text(" ".join(text[: PREVIEW_CHARS * 4].split()), PREVIEW_CHARS)

@@ -11,9 +11,10 @@ from agents.memory.session_settings import (
 )
 from django.db import router
 
-from django_agent_sessions import hops, serialization, storage
+from django_agent_sessions import bridge, items, serialization
 from django_agent_sessions.conf import app_settings
 from django_agent_sessions.models import SESSION_ID_MAX_LENGTH, AgentSession
+from django_agent_sessions.store import items as stored_items
 
 if TYPE_CHECKING:
     from agents.items import TResponseInputItem
@@ -24,7 +25,7 @@ class DjangoSession:
 
     Implements ``agents.memory.Session`` structurally, so it can be passed as
     ``session=`` to ``Runner.run``, ``Runner.run_streamed`` and ``Runner.run_sync``.
-    Each method is one hop into one transaction (see ``hops``); it holds no
+    Each method is one hop into one transaction (see ``bridge``); it holds no
     per-event-loop state, so one instance may be used from several threads and loops.
 
     Args:
@@ -62,8 +63,8 @@ class DjangoSession:
         return f"<DjangoSession {self.session_id!r} owner_id={self.owner_id!r}>"
 
     @property
-    def _scope(self) -> storage.Scope:
-        return storage.Scope(self.session_id, self.owner_id, self.using)
+    def _scope(self) -> stored_items.Scope:
+        return stored_items.Scope(self.session_id, self.owner_id, self.using)
 
     async def get_items(self, limit: int | None = None) -> list[TResponseInputItem]:
         """Retrieve the conversation history.
@@ -78,7 +79,7 @@ class DjangoSession:
             The items; ``[]`` for a conversation that does not exist.
         """
         resolved = resolve_session_limit(limit, self.session_settings)
-        return await hops.run_sync(storage.read_items, self._scope, resolved)
+        return await bridge.run(stored_items.read_items, self._scope, resolved)
 
     async def add_items(self, items: list[TResponseInputItem]) -> None:
         """Append ``items`` as one atomic, ordered batch.
@@ -96,7 +97,7 @@ class DjangoSession:
         if not encoded:
             return
         title = _title_from(items)
-        await hops.run_write(storage.append_items, self._scope, encoded, title)
+        await bridge.run_to_completion(stored_items.append_items, self._scope, encoded, title)
 
     async def pop_item(self) -> TResponseInputItem | None:
         """Remove and return the newest item, or ``None`` when there is none.
@@ -104,11 +105,11 @@ class DjangoSession:
         Concurrent pops from any number of instances, threads or processes each claim
         a different item; none is returned twice and none is lost.
         """
-        return await hops.run_write(storage.pop_newest, self._scope)
+        return await bridge.run_to_completion(stored_items.pop_newest, self._scope)
 
     async def clear_session(self) -> None:
         """Remove every item. The conversation (its owner and title) stays."""
-        await hops.run_write(storage.clear, self._scope)
+        await bridge.run_to_completion(stored_items.clear, self._scope)
 
 
 def _validated_session_id(session_id: Any) -> str:
@@ -142,11 +143,12 @@ def _owner_pk(owner: Any) -> Any:
     return pk
 
 
-def _title_from(items: list[Any]) -> str:
+def _title_from(batch: list[Any]) -> str:
     """A default conversation title: the start of the first user message."""
-    for item in items:
-        if serialization.item_type(item) == "message" and item.get("role") == "user":
-            text = " ".join(serialization.message_text(item).split())
+    for item in batch:
+        view = items.describe(item)  # every item is a mapping: encode_items checked
+        if view.kind == "message" and view.role == "user":
+            text = " ".join(view.text[:400].split())
             if text:
                 return serialization.column_text(text, 80)
     return ""

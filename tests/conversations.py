@@ -1,4 +1,4 @@
-"""Building conversations for admin, transfer and retention tests, through storage."""
+"""Building conversations for admin, transfer and retention tests, through the store."""
 
 from __future__ import annotations
 
@@ -8,8 +8,9 @@ from typing import Any
 from django.db import connection
 from django.utils import timezone
 
-from django_agent_sessions import serialization, storage
+from django_agent_sessions import serialization
 from django_agent_sessions.models import AgentSession, SessionItem
+from django_agent_sessions.store import items as stored_items
 
 XSS_SCRIPT = "<script>alert('xss')</script>"
 XSS_IMG = '<img src=x onerror="alert(1)">'
@@ -24,10 +25,10 @@ def make_conversation(
     updated_at: datetime | None = None,
 ) -> AgentSession:
     """A conversation written the way DjangoSession writes it."""
-    scope = storage.Scope(session_id, getattr(owner, "pk", None), "default")
+    scope = stored_items.Scope(session_id, getattr(owner, "pk", None), "default")
     encoded = serialization.encode_items(items, max_bytes=None, max_depth=100)
     if encoded:
-        storage.append_items(scope, encoded, title)
+        stored_items.append_items(scope, encoded, title)
     else:
         AgentSession.objects.create(session_id=session_id, owner=owner, title=title)
     conversation: AgentSession = AgentSession.objects.get(session_id=session_id)

@@ -17,8 +17,8 @@ django.setup()
 from agents import Agent  # noqa: E402
 from channels.layers import get_channel_layer  # noqa: E402
 
-from django_agent_sessions import DjangoSession, runs  # noqa: E402
-from django_agent_sessions.streaming import StreamedRun  # noqa: E402
+from django_agent_sessions import DjangoSession  # noqa: E402
+from django_agent_sessions.websocket import runs  # noqa: E402
 from tests.scripted import ScriptedModel, streamed_reply  # noqa: E402
 
 REPLY = "A reply from another worker process, streamed slowly through Redis. " * 4
@@ -26,24 +26,20 @@ REPLY = "A reply from another worker process, streamed slowly through Redis. " *
 
 async def main(session_id: str, session_pk: int) -> None:
     agent = Agent(name="Remote", model=ScriptedModel([streamed_reply(REPLY, delay=0.05)]))
-    streamed = StreamedRun(
-        agent,
-        "Question for another worker",
-        run_id="",
+    request = runs.RunRequest(
+        agent=agent,
+        text="Question for another worker",
         session=DjangoSession(session_id),
-        flush_seconds=0.01,
-    )
-    active = await runs.launch_run(
-        streamed,
-        session_pk=session_pk,
+        context=None,
+        conversation_pk=session_pk,
         session_id=session_id,
-        channel_layer=get_channel_layer(),
         user=None,
     )
+    active = await runs.launch_run(request, channel_layer=get_channel_layer())
     assert active is not None
     assert active.task is not None
     await active.task
-    print(json.dumps({"status": streamed.outcome.status}), flush=True)
+    print(json.dumps({"status": active.streamed.outcome.status}), flush=True)
 
 
 if __name__ == "__main__":

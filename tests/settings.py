@@ -31,8 +31,6 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "channels",
     "django_agent_sessions",
-    # The example project's chat page (templates, static files, demo login command).
-    "example_project.chat",
 ]
 
 MIDDLEWARE = [

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import time
 import warnings
 
 import pytest
@@ -280,15 +279,12 @@ def test_change_page_reads_one_page_of_a_20000_item_conversation(viewer, django_
     large = make_conversation("c-large", [])
     add_many_items(large, 20_000)
     small_queries = change_page_queries(viewer, change_url(small))
-    started = time.perf_counter()
     last_page = change_page_queries(viewer, change_url(large) + "?page=200")
-    elapsed = time.perf_counter() - started
     # session, user, the user's and groups' permissions, the conversation joined to
     # its owner, one page of items.
     assert len(small_queries) == len(last_page) == 6, "\n".join(small_queries)
     with django_assert_num_queries(6):
         viewer.get(change_url(large) + "?page=100")
-    assert elapsed < 2.0
     assert len(item_selects([{"sql": sql} for sql in last_page])) == 1
 
 
@@ -404,17 +400,14 @@ def test_deleting_a_20000_item_conversation_loads_no_items(deleter):
         confirm = deleter.get(delete_url(conversation))
     assert "Conversation: <a" in confirm.text
     assert "Items: 20000" in confirm.text
-    started = time.perf_counter()
     with CaptureQueriesContext(connection) as delete_queries:
         response = deleter.post(delete_url(conversation), {"post": "yes"})
-    elapsed = time.perf_counter() - started
     assert response.status_code == 302
     assert not AgentSession.objects.filter(pk=conversation.pk).exists()
     assert not SessionItem.objects.filter(session_id=conversation.pk).exists()
     assert SessionItem.objects.filter(session=kept).count() == 7
     assert item_selects(confirm_queries.captured_queries) == []
     assert item_selects(delete_queries.captured_queries) == []
-    assert elapsed < 2.0
 
 
 def test_delete_selected_loads_no_items(deleter):

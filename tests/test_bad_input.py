@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from django.test import override_settings
 
+from django_agent_sessions.exceptions import ItemRejected
 from django_agent_sessions.models import AgentSession, SessionItem
 from tests.conftest import user_message
 
@@ -55,7 +56,7 @@ async def test_a_bad_item_rejects_the_whole_batch(make_session, bad, error, mess
 
 
 async def test_a_bad_first_batch_creates_no_conversation(make_session):
-    with pytest.raises(ValueError, match="not a valid JSON number"):
+    with pytest.raises(ItemRejected, match="not a valid JSON number"):
         await make_session().add_items([{"x": float("-inf")}])
     assert await AgentSession.objects.acount() == 0
     assert await SessionItem.objects.acount() == 0

@@ -1,7 +1,9 @@
-"""The benchmarks still run: ``bin/bench --smoke`` in miniature, bounded to under a minute.
+"""The benchmarks still run: ``bin/bench --smoke`` in miniature.
 
 Speed is not checked here (a shared CI machine says nothing about it); that every
-benchmark runs to the end, writes its JSON and finds every backend correct is.
+benchmark runs to the end, writes its JSON and finds every backend correct is. The
+bound below only catches a hang: a smoke run takes about 30 s on an idle 2-core machine,
+and the bound leaves room for a machine busy with something else.
 """
 
 from __future__ import annotations
@@ -12,8 +14,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
-BOUND_SECONDS = 55
+HANG_SECONDS = 400
 
 
 def _start(module: str, out_dir: Path, *args: str) -> subprocess.Popen[str]:
@@ -31,15 +35,16 @@ def _start(module: str, out_dir: Path, *args: str) -> subprocess.Popen[str]:
 
 def _finish(process: subprocess.Popen[str]) -> str:
     try:
-        output, _ = process.communicate(timeout=BOUND_SECONDS)
+        output, _ = process.communicate(timeout=HANG_SECONDS)
     except subprocess.TimeoutExpired:
         process.kill()
         output, _ = process.communicate()
-        raise AssertionError(f"smoke run exceeded {BOUND_SECONDS}s:\n{output[-3000:]}") from None
+        raise AssertionError(f"smoke run exceeded {HANG_SECONDS}s:\n{output[-3000:]}") from None
     assert process.returncode == 0, output[-3000:]
     return output
 
 
+@pytest.mark.timeout(2 * HANG_SECONDS)
 def test_sessions_and_streaming_benchmarks_run(tmp_path: Path) -> None:
     db = os.environ.get("AGENT_SESSIONS_TEST_DB", "sqlite")
     # Both at once: the machine has two cores and each benchmark mostly waits.

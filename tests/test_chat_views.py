@@ -1,7 +1,7 @@
 """The packaged chat's conversation management: rename, delete, rewind (edit/regenerate).
 
 Listing, opening and clearing are covered through the example project's URLconf in
-tests/example/test_views.py; here the app is mounted as the docs say, under ``chat/``.
+example_project/tests/test_views.py; here the app is mounted as the docs say, under ``chat/``.
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ from collections import OrderedDict
 import pytest
 
 from django_agent_sessions import serialization
-from django_agent_sessions.serialization import drop_orphan_outputs, encode_item
+from django_agent_sessions.serialization import encode_item
 
 
 def encode(item):
@@ -45,27 +45,6 @@ def test_columns_are_safe_for_any_database():
 
 def test_payload_is_compact_and_keeps_non_ascii():
     assert encode({"b": "é", "a": [1, 2]}).payload == '{"b":"é","a":[1,2]}'
-
-
-def test_orphan_outputs_are_dropped_only_without_their_call():
-    call = {"type": "function_call", "call_id": "a"}
-    output_a = {"type": "function_call_output", "call_id": "a"}
-    output_b = {"type": "function_call_output", "call_id": "b"}
-    shell_b = {"type": "local_shell_call_output", "call_id": "b"}
-    message = {"role": "user", "content": "hi"}
-    assert drop_orphan_outputs([output_b, shell_b, call, output_a, message]) == [
-        call,
-        output_a,
-        message,
-    ]
-    assert drop_orphan_outputs([message, "not a dict"]) == [message, "not a dict"]
-
-
-def test_a_window_without_orphans_comes_back_whole():
-    call = {"type": "function_call", "call_id": "a"}
-    output = {"type": "function_call_output", "call_id": "a"}
-    items = [{"role": "user", "content": "hi"}, call, output]
-    assert drop_orphan_outputs(items) == items
 
 
 def test_json_compatible_subclasses_take_the_careful_walk_and_are_accepted():

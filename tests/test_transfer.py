@@ -91,7 +91,7 @@ def test_jsonl_is_one_conversation_per_line():
 
 
 def test_export_of_many_conversations_spans_batches(monkeypatch):
-    monkeypatch.setattr(transfer.exporting, "SESSION_BATCH", 3)
+    monkeypatch.setattr(transfer.exporting, "EXPORT_FETCH_BATCH", 3)
     for n in range(7):
         make_conversation(f"c-{n}", [{"role": "user", "content": f"hi {n}"}] * (n % 3))
     document = json.loads(export_text([f"c-{n}" for n in range(7)]))

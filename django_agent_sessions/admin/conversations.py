@@ -19,8 +19,8 @@ from django.utils import timezone
 from django.utils.html import format_html
 from django.utils.translation import gettext_lazy as _
 
-from django_agent_sessions import retention, transcript, transfer
-from django_agent_sessions.admin import responses
+from django_agent_sessions import retention, transfer
+from django_agent_sessions.admin import responses, transcript
 from django_agent_sessions.admin.listing import EstimatedCountPaginator, OwnerFilter
 from django_agent_sessions.models import AgentSession, SessionItem
 

@@ -12,6 +12,8 @@ from django.http import HttpRequest
 from django.utils.functional import cached_property
 from django.utils.translation import gettext_lazy as _
 
+from django_agent_sessions.store import conversations
+
 # Above this many rows an unfiltered PostgreSQL changelist shows the planner's estimate
 # instead of running COUNT(*) over the whole table.
 ESTIMATE_ABOVE = 10_000
@@ -24,16 +26,9 @@ class EstimatedCountPaginator(Paginator):  # type: ignore[type-arg]
     def count(self) -> int:
         rows = self.object_list
         if isinstance(rows, QuerySet) and not rows.query.where:
-            connection = connections[rows.db]
-            if connection.vendor == "postgresql":
-                with connection.cursor() as cursor:
-                    cursor.execute(
-                        "SELECT reltuples::bigint FROM pg_class WHERE oid = %s::regclass",
-                        [rows.model._meta.db_table],
-                    )
-                    row = cursor.fetchone()
-                if row is not None and row[0] > ESTIMATE_ABOVE:
-                    return int(row[0])
+            estimate = conversations.estimated_rows(connections[rows.db], rows.model)
+            if estimate is not None and estimate > ESTIMATE_ABOVE:
+                return estimate
         return int(super().count)
 
 

@@ -24,9 +24,10 @@ from django.utils.translation import gettext as _
 from django.views.decorators.csrf import ensure_csrf_cookie
 from django.views.decorators.http import require_GET, require_POST
 
-from django_agent_sessions import DjangoSession, storage
+from django_agent_sessions import DjangoSession
 from django_agent_sessions.exceptions import SessionOwnershipError
 from django_agent_sessions.models import SESSION_ID_MAX_LENGTH, AgentRun, AgentSession
+from django_agent_sessions.store.conversations import delete_items_of
 
 #: The sidebar lists this many most recently active conversations.
 SIDEBAR_LIMIT = 50
@@ -120,7 +121,7 @@ def delete_conversation(request: HttpRequest, session_id: str) -> JsonResponse:
         if _has_live_run(found):
             return _busy()
         # One DELETE for the items (never loaded), then the row and its run records.
-        storage.delete_items_of(connections[using], [found])
+        delete_items_of(connections[using], [found])
         AgentSession.objects.using(using).filter(pk=found).delete()
     return JsonResponse({"deleted": session_id, "next": reverse("django_agent_sessions:new")})
 
@@ -199,12 +200,7 @@ async def _owned_pk(session_id: str, user: Any) -> int:
 
 def _has_live_run(session_pk: int) -> bool:
     # A "running" run whose lease expired belongs to a worker that died: not live.
-    live = AgentRun._default_manager.filter(
-        session_id=session_pk,
-        status=AgentRun.Status.RUNNING,
-        lease_expires_at__gt=timezone.now(),
-    )
-    return bool(live.exists())
+    return bool(AgentRun.objects.live(timezone.now()).filter(session_id=session_pk).exists())
 
 
 _alive = sync_to_async(_has_live_run)

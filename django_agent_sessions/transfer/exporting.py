@@ -12,7 +12,7 @@ from django_agent_sessions.models import AgentSession, SessionItem
 from django_agent_sessions.transfer.format import FORMAT, FORMATS, ITEM_BATCH, VERSION
 
 # Conversations read per query; a module attribute so tests can make batches small.
-SESSION_BATCH = 200
+EXPORT_FETCH_BATCH = 200
 
 
 def export_chunks(conversations: QuerySet[AgentSession], fmt: str = "json") -> Iterator[str]:
@@ -37,11 +37,11 @@ def export_chunks(conversations: QuerySet[AgentSession], fmt: str = "json") -> I
 def _conversation_texts(conversations: QuerySet[AgentSession]) -> Iterator[str]:
     """One JSON text per conversation (a conversation is the unit held in memory)."""
     rows = conversations.select_related("owner").order_by("pk")
-    batch = list(rows[:SESSION_BATCH])
+    batch = list(rows[:EXPORT_FETCH_BATCH])
     while batch:
         yield from _batch_texts(batch, rows.db)
         # Keyset, not OFFSET: every batch costs the same, however far the export is.
-        batch = list(rows.filter(pk__gt=batch[-1].pk)[:SESSION_BATCH])
+        batch = list(rows.filter(pk__gt=batch[-1].pk)[:EXPORT_FETCH_BATCH])
 
 
 def _batch_texts(batch: list[AgentSession], using: str) -> Iterator[str]:

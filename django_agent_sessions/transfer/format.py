@@ -5,7 +5,7 @@ from __future__ import annotations
 FORMAT = "django-agent-sessions"
 VERSION = 1
 FORMATS = ("json", "jsonl")
-SESSION_BATCH = 200  # rows per INSERT of conversations
+IMPORT_INSERT_BATCH = 200  # conversation rows per INSERT when importing
 ITEM_BATCH = 1000  # rows per INSERT, and per fetch when exporting, of items
 
 

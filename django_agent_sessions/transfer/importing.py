@@ -18,8 +18,8 @@ from django_agent_sessions.serialization import EncodedItem
 from django_agent_sessions.transfer.format import (
     FORMAT,
     FORMATS,
+    IMPORT_INSERT_BATCH,
     ITEM_BATCH,
-    SESSION_BATCH,
     VERSION,
 )
 
@@ -99,7 +99,7 @@ def import_conversations(
                 "leave it out of the file. Nothing was imported."
             )
         rows = AgentSession.objects.using(using).bulk_create(
-            [_row(c, owners) for c in conversations], batch_size=SESSION_BATCH
+            [_row(c, owners) for c in conversations], batch_size=IMPORT_INSERT_BATCH
         )
         SessionItem.objects.using(using).bulk_create(
             _item_rows(rows, conversations), batch_size=ITEM_BATCH

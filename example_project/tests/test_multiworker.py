@@ -16,9 +16,14 @@ from typing import Any
 
 import pytest
 
+from example_project.tests.conftest import log_in, wait_connected
+from example_project.tests.servers import (
+    DaphneServer,
+    ServerDatabase,
+    create_user,
+    server_environment,
+)
 from tests.browser import save_screenshot
-from tests.example.conftest import log_in, wait_connected
-from tests.example.servers import DaphneServer, ServerDatabase, create_user, server_environment
 
 pytestmark = [pytest.mark.browser, pytest.mark.redis]
 

@@ -10,8 +10,13 @@ from typing import Any
 import pytest
 from agents import set_tracing_disabled
 
+from example_project.tests.servers import (
+    DaphneServer,
+    ServerDatabase,
+    create_user,
+    server_environment,
+)
 from tests.browser import browser  # noqa: F401 - the module-scoped Chromium fixture
-from tests.example.servers import DaphneServer, ServerDatabase, create_user, server_environment
 
 
 @pytest.fixture(autouse=True, scope="session")

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.example.servers import REPO_ROOT, wait_until_serving
+from example_project.tests.servers import REPO_ROOT, wait_until_serving
 
 START_TIMEOUT = 180.0
 

@@ -1,17 +1,15 @@
 """The synchronous, transactional half of ``DjangoSession``.
 
 Each public function here is one whole operation: ``DjangoSession`` calls exactly one of
-them per ``sync_to_async`` hop. Every mutation's first statement is an ``UPDATE`` of the
+them per hop through ``bridge``. Every mutation's first statement is an ``UPDATE`` of the
 conversation row. That takes the row lock on PostgreSQL and the write lock on SQLite, so
 concurrent writers to one conversation are serialised for the whole transaction: ids are
 assigned in commit order, batches never interleave, and a pop claims exactly one item.
-Raw SQL is used only where the ORM has no single-statement form (``UPDATE ... RETURNING``,
-``DELETE ... RETURNING``); it needs SQLite >= 3.35 or PostgreSQL (a system check says so).
+The SQL text lives in ``statements``.
 """
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,10 +18,13 @@ from django.db.backends.base.base import BaseDatabaseWrapper
 from django.db.backends.utils import CursorWrapper
 from django.utils import timezone
 
+from django_agent_sessions import items as item_kinds
 from django_agent_sessions import serialization
 from django_agent_sessions.exceptions import SessionOwnershipError
-from django_agent_sessions.models import AgentSession, SessionItem
+from django_agent_sessions.models import AgentSession
 from django_agent_sessions.serialization import EncodedItem
+from django_agent_sessions.store.conversations import delete_items_of
+from django_agent_sessions.store.statements import Statements, statements
 
 
 @dataclass(frozen=True)
@@ -49,7 +50,7 @@ def read_items(scope: Scope, limit: int | None) -> list[Any]:
     connection = _connection(scope.using)
     # A non-positive limit still runs the (one-row) query, so that a foreign
     # conversation is refused rather than answered with an empty list.
-    sql, params = _read_sql(_statements(connection), scope.session_id, limit)
+    sql, params = _read_sql(statements(connection), scope.session_id, limit)
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         rows = cursor.fetchall()
@@ -63,7 +64,7 @@ def read_items(scope: Scope, limit: int | None) -> list[Any]:
         payloads.reverse()
     items = serialization.decode_payloads(payloads)
     if limit is not None:
-        items = serialization.drop_orphan_outputs(items)
+        items = item_kinds.drop_orphan_outputs(items)
     return items
 
 
@@ -90,7 +91,7 @@ def pop_newest(scope: Scope) -> Any:
         if locked is None:
             return None
         _check_owner(scope, locked.owner_id)
-        sql = _statements(connection).pop
+        sql = statements(connection).pop
         while True:
             cursor.execute(sql, [locked.pk])
             row = cursor.fetchone()
@@ -113,19 +114,6 @@ def clear(scope: Scope) -> None:
         delete_items_of(connection, [locked.pk])
 
 
-def delete_items_of(connection: BaseDatabaseWrapper, session_pks: list[int]) -> int:
-    """One DELETE for the items of these conversations; never loads them."""
-    if not session_pks:
-        return 0
-    placeholders = ", ".join(["%s"] * len(session_pks))
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"DELETE FROM {_table(connection, SessionItem)} WHERE session_id IN ({placeholders})",
-            session_pks,
-        )
-        return int(cursor.rowcount)
-
-
 def _lock(
     cursor: CursorWrapper,
     connection: BaseDatabaseWrapper,
@@ -143,7 +131,7 @@ def _lock(
         params.append(title)
     params.append(scope.session_id)
     count_change = "reset" if count_delta is None else "add" if count_delta >= 0 else "pop"
-    cursor.execute(_statements(connection).lock(count_change, bool(title)), params)
+    cursor.execute(statements(connection).lock(count_change, bool(title)), params)
     row = cursor.fetchone()
     return None if row is None else _Locked(pk=row[0], owner_id=row[1])
 
@@ -162,13 +150,13 @@ def _insert_items(
     """One multi-row INSERT per chunk. Measured: ``bulk_create`` spent more time building
     model instances and array parameters than the database spent storing the rows."""
     created_at = connection.ops.adapt_datetimefield_value(now)
-    statements = _statements(connection)
+    sql = statements(connection)
     for start in range(0, len(encoded), _INSERT_CHUNK):
         chunk = encoded[start : start + _INSERT_CHUNK]
         params: list[Any] = []
         for item in chunk:
             params += [session_pk, *item, created_at]  # EncodedItem is in column order
-        cursor.execute(statements.insert(len(chunk)), params)
+        cursor.execute(sql.insert(len(chunk)), params)
 
 
 def _create(scope: Scope, now: Any, title: str) -> None:
@@ -195,81 +183,12 @@ def _check_owner(scope: Scope, stored_owner_id: Any) -> None:
         )
 
 
-def _read_sql(statements: _Statements, session_id: str, limit: int | None) -> tuple[str, list[Any]]:
+def _read_sql(sql: Statements, session_id: str, limit: int | None) -> tuple[str, list[Any]]:
     if limit is None:
-        return statements.read_all, [session_id]
-    if statements.limit_first:
-        return statements.read_newest, [max(limit, 1), session_id]
-    return statements.read_newest, [session_id, max(limit, 1)]
-
-
-class _Statements:
-    """The SQL of every operation for one database vendor, built once and reused."""
-
-    def __init__(self, vendor: str, sessions: str, items: str) -> None:
-        self._sessions, self._items = sessions, items
-        self.pop = (
-            f"DELETE FROM {items} WHERE id = (SELECT id FROM {items} WHERE session_id = %s "
-            "ORDER BY id DESC LIMIT 1) RETURNING payload"
-        )
-        # LEFT JOIN: one row with a NULL payload still tells us the owner of an empty
-        # conversation, so the ownership check costs no second query.
-        if vendor == "postgresql":
-            # LATERAL pins the plan to the (session, id) index. Measured with the plain
-            # join: once one conversation held 1M items, PostgreSQL hash-joined the whole
-            # items table for every read (200-600 ms, even for a 100-item conversation).
-            self.limit_first = True
-            self.read_all, self.read_newest = (
-                f"SELECT s.owner_id, i.payload FROM {sessions} s LEFT JOIN LATERAL ("
-                f"SELECT id, payload FROM {items} WHERE session_id = s.id "
-                f"ORDER BY id {order}{window}) i ON TRUE WHERE s.session_id = %s "
-                f"ORDER BY i.id {order}"
-                for order, window in (("ASC", ""), ("DESC", " LIMIT %s"))
-            )
-        else:
-            self.limit_first = False
-            join = (
-                f"SELECT s.owner_id, i.payload FROM {sessions} s "
-                f"LEFT JOIN {items} i ON i.session_id = s.id WHERE s.session_id = %s "
-            )
-            self.read_all = join + "ORDER BY i.id ASC"
-            self.read_newest = join + "ORDER BY i.id DESC LIMIT %s"
-
-    @functools.cache  # noqa: B019  # a handful of instances that live as long as the process
-    def lock(self, count_change: str, with_title: bool) -> str:
-        count = {
-            "add": "item_count + %s",
-            "pop": "CASE WHEN item_count > 0 THEN item_count - 1 ELSE 0 END",
-            "reset": "0",
-        }[count_change]
-        title = ", title = CASE WHEN title = '' THEN %s ELSE title END" if with_title else ""
-        return (
-            f"UPDATE {self._sessions} SET updated_at = %s, item_count = {count}{title} "
-            "WHERE session_id = %s RETURNING id, owner_id"
-        )
-
-    @functools.cache  # noqa: B019
-    def insert(self, rows: int) -> str:
-        values = ", ".join(["(%s, %s, %s, %s, %s, %s, %s)"] * rows)
-        return (
-            f"INSERT INTO {self._items} (session_id, payload, item_type, role, call_id, "
-            f"preview, created_at) VALUES {values}"
-        )
-
-
-@functools.cache
-def _statements_for(vendor: str, sessions: str, items: str) -> _Statements:
-    return _Statements(vendor, sessions, items)
-
-
-def _statements(connection: BaseDatabaseWrapper) -> _Statements:
-    return _statements_for(
-        connection.vendor, _table(connection, AgentSession), _table(connection, SessionItem)
-    )
-
-
-def _table(connection: BaseDatabaseWrapper, model: type[Any]) -> str:
-    return str(connection.ops.quote_name(model._meta.db_table))
+        return sql.read_all, [session_id]
+    if sql.limit_first:
+        return sql.read_newest, [max(limit, 1), session_id]
+    return sql.read_newest, [session_id, max(limit, 1)]
 
 
 def _connection(using: str) -> BaseDatabaseWrapper:

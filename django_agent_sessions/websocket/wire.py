@@ -1,8 +1,9 @@
-"""Display-ready items for browsers: one shape for stored history and live run items.
+"""What goes on the wire: frame encoding and display-ready items for browsers.
 
 Stored items are the SDK's input items (dicts); live items are the SDK's ``RunItem``
-objects, converted with ``to_input_item()`` and then through the same function, so a
-conversation looks the same in the ``history`` frame and in ``item.completed``.
+objects, converted with ``to_input_item()``. Both are classified by ``items.describe``
+and formatted here, so a conversation looks the same in the ``history`` frame and in
+``item.completed``.
 
 Every display item has a ``kind``:
 
@@ -23,9 +24,7 @@ from typing import Any
 
 from agents.items import HandoffOutputItem, RunItem
 
-from django_agent_sessions import serialization
-
-_CALL_TYPES = {"function_call", "custom_tool_call", "computer_call", "shell_call"}
+from django_agent_sessions.items import ItemView, describe
 
 
 def display_items(items: list[Any]) -> list[dict[str, Any]]:
@@ -34,31 +33,7 @@ def display_items(items: list[Any]) -> list[dict[str, Any]]:
 
 def display_item(item: Mapping[str, Any]) -> dict[str, Any]:
     """One stored (input) item as the browser shows it."""
-    kind = serialization.item_type(item)
-    if kind == "message":
-        return {
-            "kind": "message",
-            "role": _text(item.get("role")) or "assistant",
-            "text": serialization.message_text(item),
-        }
-    if kind in _CALL_TYPES:
-        return {
-            "kind": "tool_call",
-            "call_id": _text(item.get("call_id")),
-            "name": _text(item.get("name")) or kind,
-            "arguments": _as_text(item.get("arguments", item.get("input", ""))),
-        }
-    if serialization.is_call_output(item):
-        return {
-            "kind": "tool_output",
-            "call_id": _text(item.get("call_id")),
-            "output": _as_text(item.get("output", "")),
-        }
-    if kind == "reasoning":
-        summary = item.get("summary")
-        text = serialization.message_text({"content": summary}) if isinstance(summary, list) else ""
-        return {"kind": "reasoning", "text": text}
-    return {"kind": "other", "type": kind}
+    return _formatted(describe(item))
 
 
 def display_run_item(item: RunItem) -> dict[str, Any]:
@@ -73,6 +48,23 @@ def display_run_item(item: RunItem) -> dict[str, Any]:
     return display_item(raw) if isinstance(raw, Mapping) else {"kind": "other", "type": ""}
 
 
+def _formatted(view: ItemView) -> dict[str, Any]:
+    if view.kind == "message":
+        return {"kind": "message", "role": view.role or "assistant", "text": view.text}
+    if view.kind == "tool_call":
+        return {
+            "kind": "tool_call",
+            "call_id": view.call_id,
+            "name": view.name,
+            "arguments": view.arguments,
+        }
+    if view.kind == "tool_output":
+        return {"kind": "tool_output", "call_id": view.call_id, "output": view.text}
+    if view.kind == "reasoning":
+        return {"kind": "reasoning", "text": view.text}
+    return {"kind": "other", "type": view.type}
+
+
 def frame_text(frame: Any) -> str:
     """A wire frame as the consumer sends it: JSON, non-ASCII kept as UTF-8."""
     return json.dumps(frame, ensure_ascii=False)
@@ -81,13 +73,3 @@ def frame_text(frame: Any) -> str:
 def frame_size(frame: Any) -> int:
     """Bytes a frame takes on the socket (what ``MAX_RUN_BYTES`` counts)."""
     return len(frame_text(frame).encode("utf-8", "replace"))
-
-
-def _text(value: Any) -> str:
-    return value if isinstance(value, str) else ""
-
-
-def _as_text(value: Any) -> str:
-    if isinstance(value, str):
-        return value
-    return json.dumps(value, ensure_ascii=False)

@@ -19,13 +19,6 @@ from django_agent_sessions import DjangoSession
 from django_agent_sessions.models import AgentRun, AgentSession, SessionItem
 
 pytestmark = [pytest.mark.urls("example_project.urls"), pytest.mark.django_db(transaction=True)]
-CSP_MIDDLEWARE = "example_project.chat.security.ContentSecurityPolicyMiddleware"
-
-
-@pytest.fixture(autouse=True)
-def _example_middleware(settings):
-    # The example's settings add its Content-Security-Policy middleware; tests.settings not.
-    settings.MIDDLEWARE = [*settings.MIDDLEWARE, CSP_MIDDLEWARE]
 
 
 @pytest.fixture
@@ -107,6 +100,9 @@ def test_chat_page_is_wired_to_the_websocket_and_the_admin(client_alice, alice):
         '<script type="module" src="/static/django_agent_sessions/chat/chat.js"></script>' in body
     )
 
+    # The example's own template extends the packaged one.
+    assert "calculate (12 + 30) * 2" in body
+    assert '<p class="brand">Agent chat</p>' in body
     policy = csp_of(response)
     assert "connect-src 'self' ws://testserver wss://testserver" in policy
     assert "default-src 'none'" in policy

@@ -8,7 +8,7 @@ import os
 import subprocess
 import sys
 
-from tests.example.servers import REPO_ROOT
+from example_project.tests.servers import REPO_ROOT
 
 SHOW = """
 import json, example_project.settings as s

@@ -15,41 +15,30 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncGenerator, AsyncIterator, Callable
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from collections.abc import AsyncGenerator, AsyncIterator
+from typing import Any
 
 from agents import Agent, RunConfig, Runner
-from agents.exceptions import (
-    InputGuardrailTripwireTriggered,
-    MaxTurnsExceeded,
-    OutputGuardrailTripwireTriggered,
-)
 from agents.memory import Session
 from agents.stream_events import RawResponsesStreamEvent, RunItemStreamEvent, StreamEvent
-from agents.usage import Usage
 from django.utils.translation import gettext as _
 
-from django_agent_sessions.display import display_run_item, frame_size
+from django_agent_sessions.websocket.outcomes import (
+    CANCELLED,
+    COMPLETED,
+    FAILED,
+    Outcome,
+    describe_error,
+    jsonable,
+    usage_dict,
+)
+from django_agent_sessions.websocket.wire import display_run_item, frame_size
 
 logger = logging.getLogger(__name__)
 
-Status = Literal["completed", "cancelled", "failed"]
 # How long a cancelled run may take to finish its in-flight database write.
 _SETTLE_SECONDS = 10.0
 _TEXT_DELTAS = {"response.output_text.delta", "response.refusal.delta"}
-
-
-@dataclass
-class Outcome:
-    """How a run ended, once ``events()`` is exhausted."""
-
-    status: Status = "failed"
-    usage: Usage = field(default_factory=Usage)
-    final_output: Any = None
-    error_code: str = ""
-    error: str = ""  # for logs and the run record, never sent to the browser
-    message: str = ""  # safe to show
 
 
 class _End:
@@ -225,31 +214,31 @@ class StreamedRun:
         if self._result is not None:
             outcome.usage = self._result.context_wrapper.usage
         if outcome.error_code == "run_too_large":
-            outcome.status = "failed"
+            outcome.status = FAILED
             outcome.error = f"The run streamed more than MAX_RUN_BYTES ({self.max_bytes})."
             outcome.message = _("The reply was too long and was stopped.")
         elif end.error is not None:
-            outcome.status = "failed"
-            outcome.error_code, outcome.message = _describe(end.error)
+            outcome.status = FAILED
+            outcome.error_code, outcome.message = describe_error(end.error)
             outcome.error = f"{type(end.error).__name__}: {end.error}"
             logger.error("Agent run %s failed.", self.run_id, exc_info=end.error)
         elif self._cancel_requested:
-            outcome.status = "cancelled"
+            outcome.status = CANCELLED
         else:
-            outcome.status = "completed"
-            outcome.final_output = _jsonable(self._result.final_output)
+            outcome.status = COMPLETED
+            outcome.final_output = jsonable(self._result.final_output)
         return self.final_event()
 
     def final_event(self) -> dict[str, Any]:
         """The terminal event for ``outcome``: completed, cancelled or failed."""
         outcome = self.outcome
-        if outcome.status == "completed":
+        if outcome.status == COMPLETED:
             return self._event(
                 "run.completed",
                 final_output=outcome.final_output,
                 usage=usage_dict(outcome.usage),
             )
-        if outcome.status == "cancelled":
+        if outcome.status == CANCELLED:
             return self._event("run.cancelled")
         error = {
             "code": outcome.error_code or "agent_error",
@@ -266,44 +255,3 @@ class StreamedRun:
 
     def _frame(self, type_: str, seq: int, **fields: Any) -> dict[str, Any]:
         return {"type": type_, "run_id": self.run_id, "seq": seq, **fields}
-
-
-def usage_dict(usage: Usage) -> dict[str, int]:
-    return {
-        "requests": usage.requests,
-        "input_tokens": usage.input_tokens,
-        "output_tokens": usage.output_tokens,
-        "total_tokens": usage.total_tokens,
-    }
-
-
-_ERRORS: list[tuple[type[BaseException], str, Callable[[], str]]] = [
-    (MaxTurnsExceeded, "max_turns", lambda: _("The agent took too many steps and was stopped.")),
-    (
-        InputGuardrailTripwireTriggered,
-        "guardrail",
-        lambda: _("The message was blocked by a safety check."),
-    ),
-    (
-        OutputGuardrailTripwireTriggered,
-        "guardrail",
-        lambda: _("The reply was blocked by a safety check."),
-    ),
-]
-
-
-def _describe(error: BaseException) -> tuple[str, str]:
-    """A code and a message safe to show: never the exception's own text."""
-    for error_type, code, message in _ERRORS:
-        if isinstance(error, error_type):
-            return code, message()
-    return "agent_error", _("The agent failed to answer. Please try again.")
-
-
-def _jsonable(value: Any) -> Any:
-    if value is None or isinstance(value, str | int | float | bool | list | dict):
-        return value
-    dump = getattr(value, "model_dump", None)
-    if callable(dump):
-        return dump(mode="json")
-    return str(value)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from django_agent_sessions.sequencing import Sequencer
+from django_agent_sessions.websocket.ordering import Sequencer
 
 
 def event(seq: int, run_id: str = "r") -> dict[str, object]:

@@ -56,7 +56,7 @@ def server():
         stderr=subprocess.DEVNULL,
     )
     try:
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + 120  # a hang guard: a busy machine starts slowly
         while True:
             try:
                 socket.create_connection(("127.0.0.1", port), timeout=0.2).close()

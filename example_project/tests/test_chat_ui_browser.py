@@ -17,9 +17,9 @@ from typing import Any
 
 import pytest
 
+from example_project.tests.conftest import log_in, wait_connected
+from example_project.tests.servers import REPO_ROOT, create_user
 from tests.browser import axe_violations, save_screenshot
-from tests.example.conftest import log_in, wait_connected
-from tests.example.servers import REPO_ROOT, create_user
 
 pytestmark = pytest.mark.browser
 

@@ -11,8 +11,7 @@ them. The run itself listens on a second, "control" group of the conversation fo
   itself if nobody answers (``agent.here``) within ``PRESENCE_TIMEOUT`` seconds.
 
 Group names are derived from the conversation's primary key, never from the id the
-client sent. Every database operation is one ``database_sync_to_async`` hop into
-``run_records``.
+client sent. Every database operation is one hop, through ``records``.
 """
 
 from __future__ import annotations
@@ -23,12 +22,14 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
-from channels.db import database_sync_to_async
+from agents import Agent
 
-from django_agent_sessions import run_records, signals
+from django_agent_sessions import signals
 from django_agent_sessions.conf import app_settings
 from django_agent_sessions.models import AgentRun
-from django_agent_sessions.streaming import StreamedRun
+from django_agent_sessions.websocket import records
+from django_agent_sessions.websocket.events import StreamedRun
+from django_agent_sessions.websocket.outcomes import CANCELLED, FAILED, usage_dict
 
 logger = logging.getLogger(__name__)
 
@@ -53,14 +54,17 @@ def local_run(session_pk: int) -> ActiveRun | None:
     return _local_runs.get(session_pk)
 
 
-@dataclass
-class AgentRunContext:
-    """What tools see as ``ctx.context``: who is asking, in which conversation."""
+@dataclass(frozen=True)
+class RunRequest:
+    """What a socket asks for: this agent, answering ``text``, in this conversation."""
 
-    user: Any
-    session_id: str
+    agent: Agent[Any]
+    text: str
     session: Any  # the run's DjangoSession
-    scope: dict[str, Any]
+    context: Any  # what tools receive as ctx.context
+    conversation_pk: int
+    session_id: str  # the stored conversation id, for signal receivers
+    user: Any
 
 
 class ActiveRun:
@@ -69,7 +73,7 @@ class ActiveRun:
     def __init__(
         self,
         streamed: StreamedRun,
-        started: run_records.StartedRun,
+        started: records.StartedRun,
         *,
         session_pk: int,
         channel_layer: Any,
@@ -113,21 +117,21 @@ class ActiveRun:
 
     async def _run(self) -> None:
         terminal: dict[str, Any] | None = None
-        events = self.streamed.events()
+        stream = self.streamed.events()
         try:
-            async for event in events:
+            async for event in stream:
                 if event["type"] in TERMINAL_EVENTS:
                     terminal = event
                 else:
                     await self._publish(event)
         except Exception:
             logger.exception("Publishing run %s failed; the run was stopped.", self.run_id)
-            self.streamed.outcome.status = "failed"
+            self.streamed.outcome.status = FAILED
             self.streamed.outcome.error = "Publishing to the channel layer failed."
         finally:
             # Stops the SDK run if it is still going (this task was cancelled, e.g. at
             # worker shutdown, or publishing failed) and lets its last write settle.
-            await events.aclose()
+            await stream.aclose()
             await self._finish(terminal)
 
     async def _finish(self, terminal: dict[str, Any] | None) -> None:
@@ -137,19 +141,14 @@ class ActiveRun:
         if terminal is None:
             # Publishing failed (error set above), or this task was cancelled, e.g. when
             # the worker shuts down: the run stopped before its own end.
-            outcome.status = "failed" if outcome.error else "cancelled"
+            outcome.status = FAILED if outcome.error else CANCELLED
             terminal = self.streamed.final_event()
-        usage = run_records.Usage(
-            requests=outcome.usage.requests,
-            input_tokens=outcome.usage.input_tokens,
-            output_tokens=outcome.usage.output_tokens,
-            total_tokens=outcome.usage.total_tokens,
-        )
+        usage = outcome.usage
         record = None
         try:
             # Finished before the terminal event goes out, so a client that starts the
             # next run as soon as it sees it is never told "busy".
-            record = await database_sync_to_async(run_records.finish_run)(
+            record = await records.finish_run(
                 self.started.pk, status=outcome.status, usage=usage, error=outcome.error
             )
         except Exception:
@@ -169,7 +168,7 @@ class ActiveRun:
             logger.exception("Could not publish the end of run %s.", self.run_id)
         if record is not None:
             await _send_robust(
-                signals.run_finished, run=record, usage=usage.__dict__, user=self.user
+                signals.run_finished, run=record, usage=usage_dict(usage), user=self.user
             )
 
     async def _publish(self, event: dict[str, Any]) -> None:
@@ -218,11 +217,10 @@ class ActiveRun:
 
     async def _keep_lease(self) -> None:
         lease = float(app_settings.RUN_LEASE_SECONDS)
-        renew = database_sync_to_async(run_records.renew_lease)
         while True:
             await asyncio.sleep(lease / 3)
             try:
-                still_ours = await renew(self.started.pk, lease_seconds=lease)
+                still_ours = await records.renew_lease(self.started.pk, lease_seconds=lease)
             except Exception:
                 logger.exception("Could not renew the lease of run %s.", self.run_id)
                 continue
@@ -232,32 +230,42 @@ class ActiveRun:
                 return
 
 
-async def launch_run(
-    streamed: StreamedRun,
-    *,
-    session_pk: int,
-    session_id: str,
-    channel_layer: Any,
-    user: Any,
-) -> ActiveRun | None:
-    """Record and start a run; None if the conversation already has one running."""
-    started = await database_sync_to_async(run_records.start_run)(
-        session_pk,
-        agent_name=streamed.agent.name,
+async def launch_run(request: RunRequest, *, channel_layer: Any) -> ActiveRun | None:
+    """Record and start a run; None if the conversation already has one running.
+
+    The record comes first: its id is the run's id on the wire from the first event on.
+    """
+    agent_name = request.agent.name
+    started = await records.start_run(
+        request.conversation_pk,
+        agent_name=agent_name,
         lease_seconds=float(app_settings.RUN_LEASE_SECONDS),
     )
     if started is None:
         return None
-    streamed.run_id = started.run_id
+    streamed = StreamedRun(
+        request.agent,
+        request.text,
+        run_id=started.run_id,
+        session=request.session,
+        context=request.context,
+        flush_seconds=app_settings.DELTA_FLUSH_SECONDS,
+        flush_bytes=app_settings.DELTA_FLUSH_BYTES,
+        max_bytes=app_settings.MAX_RUN_BYTES,
+    )
     active = ActiveRun(
-        streamed, started, session_pk=session_pk, channel_layer=channel_layer, user=user
+        streamed,
+        started,
+        session_pk=request.conversation_pk,
+        channel_layer=channel_layer,
+        user=request.user,
     )
     await _send_robust(
         signals.run_started,
         run_id=started.run_id,
-        session_id=session_id,
-        agent_name=streamed.agent.name,
-        user=user,
+        session_id=request.session_id,
+        agent_name=agent_name,
+        user=request.user,
     )
     await active.start()
     return active

@@ -9,9 +9,9 @@ import pytest
 from asgiref.sync import sync_to_async
 from channels.layers import get_channel_layer
 
-from django_agent_sessions import runs
 from django_agent_sessions.consumers import anonymous_owner
 from django_agent_sessions.models import AgentRun, AgentSession, SessionItem
+from django_agent_sessions.websocket import runs
 from tests import chat_agent
 from tests.scripted import streamed_reply, tool_turn
 from tests.websockets import (
@@ -194,16 +194,18 @@ async def test_a_second_message_during_a_run_is_busy(alice_cookie, session_id):
 
 
 async def test_cancel_stops_the_run_quickly_and_keeps_history_valid(alice_cookie, session_id):
-    chat_agent.script(streamed_reply(ANSWER * 20, delay=0.02), streamed_reply("Fine."))
+    produced: list[str] = []
+    story = ANSWER * 20  # about 530 tokens, 10 s at 20 ms each
+    chat_agent.script(streamed_reply(story, delay=0.02, progress=produced), streamed_reply("Fine."))
     socket = Socket(session_id, alice_cookie)
     await socket.open()
     await socket.say("Tell me a long story")
     await socket.until("text.delta")
-    loop = asyncio.get_running_loop()
-    started = loop.time()
     await socket.send({"type": "cancel"})
-    await socket.until("run.cancelled", timeout=2)
-    assert loop.time() - started < 1.0
+    await socket.until("run.cancelled")
+    # Stopped at once, not at the end of the story: judged by what the model produced,
+    # not by the clock (a loaded machine slows both sides alike).
+    assert len("".join(produced)) < len(story) / 2
     assert await run_statuses(session_id) == ["cancelled"]
     # The conversation goes on: the next run sees only complete items.
     await socket.say("Shorter please")
@@ -227,7 +229,8 @@ async def test_disconnecting_the_last_socket_stops_the_model(alice_cookie, sessi
     left_at = loop.time()
     await socket.close()
     await wait_until_idle(session_id)
-    assert loop.time() - left_at < runs.PRESENCE_TIMEOUT + 1.0
+    # A hang guard only (the story would take 10 s); what the model produced is the check.
+    assert loop.time() - left_at < runs.PRESENCE_TIMEOUT + 5.0
     assert await run_statuses(session_id) == ["cancelled"]
     stopped_at = len(produced)
     await asyncio.sleep(0.2)

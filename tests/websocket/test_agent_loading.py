@@ -6,7 +6,7 @@ import pytest
 from agents import Agent
 from django.core.exceptions import ImproperlyConfigured
 
-from django_agent_sessions.agent_loading import load_agent
+from django_agent_sessions.websocket.agent_loading import load_agent
 
 SCOPE = {"type": "websocket", "user": "someone"}
 plain_agent = Agent(name="Plain")
@@ -31,10 +31,10 @@ def wrong_factory():
 @pytest.mark.parametrize(
     ("path", "name"),
     [
-        ("tests.test_agent_loading.plain_agent", "Plain"),
-        ("tests.test_agent_loading.no_argument_factory", "Made"),
-        ("tests.test_agent_loading.scope_factory", "For someone"),
-        ("tests.test_agent_loading.async_factory", "Async"),
+        ("tests.websocket.test_agent_loading.plain_agent", "Plain"),
+        ("tests.websocket.test_agent_loading.no_argument_factory", "Made"),
+        ("tests.websocket.test_agent_loading.scope_factory", "For someone"),
+        ("tests.websocket.test_agent_loading.async_factory", "Async"),
     ],
 )
 async def test_agent_forms(settings, path, name):
@@ -46,9 +46,9 @@ async def test_agent_forms(settings, path, name):
     ("value", "words"),
     [
         (None, "is not set"),
-        ("tests.test_agent_loading.missing", "missing"),
-        ("tests.test_agent_loading.SCOPE", "not an Agent or a callable"),
-        ("tests.test_agent_loading.wrong_factory", "returned a str"),
+        ("tests.websocket.test_agent_loading.missing", "missing"),
+        ("tests.websocket.test_agent_loading.SCOPE", "not an Agent or a callable"),
+        ("tests.websocket.test_agent_loading.wrong_factory", "returned a str"),
     ],
 )
 async def test_bad_agent_settings_say_what_is_wrong(settings, value, words):

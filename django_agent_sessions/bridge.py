@@ -1,12 +1,21 @@
-"""Running the sync, transactional half of a session operation from async code.
+"""The one bridge from async code to the sync, transactional database functions.
 
-Every operation is one hop into the sync world, on the thread Django's own async ORM
-would use (``sync_to_async``, thread-sensitive by default). Writes additionally survive
-their caller's cancellation: a plain ``sync_to_async`` call that is cancelled either
-commits after its caller was told "cancelled" or, if still queued, is dropped. A write
-made with ``run_write`` always runs exactly once and has finished by the time the
-cancellation reaches its caller, so "cancelled" never hides a commit still to come and a
-completed ``add_items`` is never silently lost (the SDK's own backends do the same).
+Every database operation of the app (``DjangoSession``'s and the websocket layer's) is
+one hop into the sync world, on the thread Django's own async ORM would use
+(``sync_to_async``, thread-sensitive by default):
+
+- ``run(function, *args)``: one hop; returns the function's result.
+- ``run_to_completion(function, *args)``: the same for a write, and the write's real
+  outcome survives the caller's cancellation. A plain ``sync_to_async`` call that is
+  cancelled either commits after its caller was told "cancelled" or, if still queued,
+  is dropped. A write made this way always runs exactly once and has finished by the
+  time the cancellation reaches its caller, so "cancelled" never hides a commit still
+  to come and a completed ``add_items`` is never silently lost (the SDK's own backends
+  do the same).
+- ``with_fresh_connections``: a decorator for the sync function of a long-lived caller
+  (websocket consumers and runs live longer than any request, so Django's per-request
+  connection cleanup never runs for them): stale or broken connections are replaced
+  before and after it, as ``channels.db.database_sync_to_async`` does.
 
 Measured on SQLite: wrapping each write in an extra task that is waited on (the simple
 way to get that guarantee) cost about 15 microseconds per write; the hand-off below costs
@@ -20,24 +29,26 @@ import concurrent.futures
 import contextlib
 import threading
 from collections.abc import Callable
-from functools import cache
-from typing import Any, Generic, TypeVar
+from functools import cache, wraps
+from typing import Any, Generic, ParamSpec, TypeVar
 
 from asgiref.sync import SyncToAsync
+from django.db import close_old_connections
 
 from django_agent_sessions.conf import app_settings
 
 _T = TypeVar("_T")
+_P = ParamSpec("_P")
 
 
-async def run_sync(function: Callable[..., _T], *args: Any) -> _T:
+async def run(function: Callable[..., _T], *args: Any) -> _T:
     """Run ``function(*args)`` on the sync thread and return its result."""
     result: _T = await _caller(app_settings.THREAD_SENSITIVE)(function, *args)
     return result
 
 
-async def run_write(function: Callable[..., _T], *args: Any) -> _T:
-    """Like ``run_sync``, but the write's real outcome survives cancellation.
+async def run_to_completion(function: Callable[..., _T], *args: Any) -> _T:
+    """Like ``run``, but the write's real outcome survives cancellation.
 
     If the caller is cancelled (once or repeatedly), the write still runs exactly once:
     a write already running is waited for, and one still queued is run anyway. Then the
@@ -45,7 +56,7 @@ async def run_write(function: Callable[..., _T], *args: Any) -> _T:
     """
     write = _Write(function, args)
     try:
-        return await run_sync(write.run)
+        return await run(write.run)
     except asyncio.CancelledError:
         await _uncancellable(write.finish())
         raise
@@ -99,7 +110,7 @@ class _Write(Generic[_T]):
             elif state == _RUNNING:
                 self._finished = finished
         if state == _QUEUED:
-            await run_sync(_call_ignoring_errors, self._function, *self._args)
+            await run(_call_ignoring_errors, self._function, *self._args)
         elif state == _RUNNING:
             await asyncio.wrap_future(finished)
 
@@ -119,3 +130,22 @@ async def _uncancellable(awaitable: Any) -> None:
         except asyncio.CancelledError:
             continue
     task.result()
+
+
+def with_fresh_connections(function: Callable[_P, _T]) -> Callable[_P, _T]:
+    """Replace stale or broken database connections around ``function``.
+
+    For the operations of long-lived async callers: a connection older than
+    ``CONN_MAX_AGE``, or one that a database restart broke, is closed (and, with
+    ``CONN_HEALTH_CHECKS``, probed) before the operation and after it.
+    """
+
+    @wraps(function)
+    def wrapper(*args: _P.args, **kwargs: _P.kwargs) -> _T:
+        close_old_connections()
+        try:
+            return function(*args, **kwargs)
+        finally:
+            close_old_connections()
+
+    return wrapper

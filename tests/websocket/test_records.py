@@ -1,4 +1,4 @@
-"""run_records: the run constraint, leases and takeover, ownership of conversations."""
+"""records: the run constraint, leases and takeover, ownership of conversations."""
 
 from __future__ import annotations
 
@@ -7,16 +7,25 @@ import time
 from datetime import timedelta
 
 import pytest
+from agents.usage import Usage
+from asgiref.sync import async_to_sync
 from django.db.utils import IntegrityError
 from django.utils import timezone
 
-from django_agent_sessions import run_records
 from django_agent_sessions.exceptions import SessionOwnershipError
 from django_agent_sessions.models import AgentRun, AgentSession, SessionItem
+from django_agent_sessions.websocket import records
 from tests.processes import json_lists_from
 
+# The records' operations as sync code calls them (each is one hop when awaited).
+start_run = async_to_sync(records.start_run)
+finish_run = async_to_sync(records.finish_run)
+renew_lease = async_to_sync(records.renew_lease)
+read_history = async_to_sync(records.read_history)
+open_conversation = async_to_sync(records.open_conversation)
+
 pytestmark = pytest.mark.django_db(transaction=True)
-USAGE = run_records.Usage(requests=2, input_tokens=30, output_tokens=12, total_tokens=42)
+USAGE = Usage(requests=2, input_tokens=30, output_tokens=12, total_tokens=42)
 
 
 @pytest.fixture
@@ -25,7 +34,7 @@ def conversation(session_id):
 
 
 def start(conversation, lease=60.0):
-    return run_records.start_run(conversation.pk, agent_name="Assistant", lease_seconds=lease)
+    return start_run(conversation.pk, agent_name="Assistant", lease_seconds=lease)
 
 
 def test_one_running_run_per_conversation(conversation):
@@ -33,7 +42,7 @@ def test_one_running_run_per_conversation(conversation):
     assert first is not None
     assert start(conversation) is None
     assert AgentRun.objects.get().status == "running"
-    run_records.finish_run(first.pk, status="completed", usage=USAGE)
+    finish_run(first.pk, status="completed", usage=USAGE)
     assert start(conversation) is not None
 
 
@@ -51,7 +60,7 @@ def test_runs_of_different_conversations_are_independent(conversation):
 
 def test_finish_records_status_usage_and_error(conversation):
     started = start(conversation)
-    record = run_records.finish_run(started.pk, status="failed", usage=USAGE, error="Boom: x")
+    record = finish_run(started.pk, status="failed", usage=USAGE, error="Boom: x")
     assert record is not None
     assert (record.status, record.error, record.total_tokens) == ("failed", "Boom: x", 42)
     assert (record.requests, record.input_tokens, record.output_tokens) == (2, 30, 12)
@@ -71,26 +80,23 @@ def test_a_run_with_an_expired_lease_is_taken_over(conversation):
     AgentRun.objects.filter(pk=crashed.pk).update(
         lease_expires_at=timezone.now() - timedelta(seconds=1)
     )
-    assert (
-        run_records.load_history(conversation.pk, up_to_item_id=None, limit=None).active_run_id
-        is None
-    )
+    assert read_history(conversation.pk, up_to_item_id=None, limit=None).active_run_id is None
 
     taking_over = start(conversation)
     assert taking_over is not None
     old = AgentRun.objects.get(pk=crashed.pk)
     assert old.status == "failed"
-    assert old.error == run_records.STALE_RUN_ERROR
+    assert old.error == records.STALE_RUN_ERROR
     # The old worker, if it was only slow, learns that it lost the run.
-    assert run_records.renew_lease(crashed.pk, lease_seconds=60) is False
-    assert run_records.finish_run(crashed.pk, status="completed", usage=USAGE) is None
+    assert renew_lease(crashed.pk, lease_seconds=60) is False
+    assert finish_run(crashed.pk, status="completed", usage=USAGE) is None
     assert AgentRun.objects.get(pk=crashed.pk).status == "failed"
 
 
 def test_a_renewed_lease_keeps_the_run(conversation):
     started = start(conversation, lease=0.2)
     time.sleep(0.1)
-    assert run_records.renew_lease(started.pk, lease_seconds=0.5) is True
+    assert renew_lease(started.pk, lease_seconds=0.5) is True
     time.sleep(0.2)
     assert start(conversation) is None  # still inside the renewed lease
 
@@ -100,40 +106,42 @@ def test_load_history_limits_and_stops_at_a_watermark(conversation):
         SessionItem.objects.create(session=conversation, payload=json.dumps({"n": n}))
         for n in range(5)
     ]
-    history = run_records.load_history(conversation.pk, up_to_item_id=items[3].pk, limit=2)
+    history = read_history(conversation.pk, up_to_item_id=items[3].pk, limit=2)
     assert history.items == [{"n": 2}, {"n": 3}]
-    assert run_records.load_history(conversation.pk, up_to_item_id=None, limit=None).items == [
+    assert read_history(conversation.pk, up_to_item_id=None, limit=None).items == [
         {"n": n} for n in range(5)
     ]
 
 
 def test_open_session_creates_and_checks_the_owner(make_user, session_id):
     alice, bob = make_user("alice"), make_user("bob")
-    opened = run_records.open_session(session_id, owner_id=alice.pk, anonymous=False)
+    opened = open_conversation(session_id, owner_id=alice.pk)
     assert AgentSession.objects.get(pk=opened.pk).owner_id == alice.pk
-    assert run_records.open_session(session_id, owner_id=alice.pk, anonymous=False) == opened
+    assert open_conversation(session_id, owner_id=alice.pk) == opened
     with pytest.raises(SessionOwnershipError):
-        run_records.open_session(session_id, owner_id=bob.pk, anonymous=False)
+        open_conversation(session_id, owner_id=bob.pk)
     with pytest.raises(SessionOwnershipError):
-        run_records.open_session(session_id, owner_id=None, anonymous=True)
+        open_conversation(session_id, owner_id=None)
     # An unowned conversation (trusted server code made it) is not anyone's to claim.
     AgentSession.objects.create(session_id="server-made")
     with pytest.raises(SessionOwnershipError):
-        run_records.open_session("server-made", owner_id=alice.pk, anonymous=False)
+        open_conversation("server-made", owner_id=alice.pk)
 
 
 RACE_SCRIPT = """
 import json, sys, time
 import django
 django.setup()
-from django_agent_sessions import run_records
+from asgiref.sync import async_to_sync
+
+from django_agent_sessions.websocket import records
 
 pks, start_at = json.loads(sys.argv[1]), float(sys.argv[2])
 while time.time() < start_at:
     time.sleep(0.001)
 won = []
 for pk in pks:
-    started = run_records.start_run(pk, agent_name="racer", lease_seconds=60)
+    started = async_to_sync(records.start_run)(pk, agent_name="racer", lease_seconds=60)
     if started is not None:
         won.append(pk)
 print(json.dumps(won))

@@ -1,0 +1,16 @@
+"""The streaming wing: agent runs streamed to browsers over Channels websockets.
+
+- ``consumer``: the websocket consumer (thin: authenticate, validate, relay)
+- ``routing``: its URL patterns
+- ``runs``: a run as an asyncio task publishing to the conversation's group
+- ``events``: the SDK's stream turned into wire events (no websocket code)
+- ``records``: run records and conversations, one database hop each
+- ``wire``: frame encoding and display-ready items
+- ``ordering``: putting a run's events back in order per socket
+- ``ratelimit``, ``agent_loading``: starting runs
+- ``context``: ``AgentRunContext``, what tools receive (public)
+- ``checks``: system checks of the streaming settings and deployment
+
+Nothing outside this package imports it, except the public re-exports
+``django_agent_sessions.consumers`` and ``django_agent_sessions.routing``.
+"""

@@ -1,0 +1,133 @@
+"""System checks of the streaming settings and of the websocket deployment (E010+/W010+)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from agents import Agent
+from django.conf import settings
+from django.core.checks import CheckMessage, Error, Warning
+from django.core.exceptions import ImproperlyConfigured
+
+from django_agent_sessions.checks import check_positive
+from django_agent_sessions.conf import DEFAULTS, app_settings
+from django_agent_sessions.websocket.agent_loading import configured_target
+from django_agent_sessions.websocket.ratelimit import parse_rate
+
+_ID = "django_agent_sessions"
+
+
+def check_streaming_settings(**kwargs: Any) -> list[CheckMessage]:
+    if not app_settings.is_dict():
+        return []  # reported by check_settings (E001)
+    messages: list[CheckMessage] = []
+    messages.extend(check_positive("MAX_RUN_BYTES", optional=True))
+    messages.extend(check_positive("DELTA_FLUSH_BYTES", optional=False))
+    messages.extend(check_positive("HISTORY_LIMIT", optional=True))
+    messages.extend(_check_agent())
+    messages.extend(_check_rate_limit())
+    for key in ("DELTA_FLUSH_SECONDS", "RUN_LEASE_SECONDS"):
+        setting = getattr(app_settings, key)
+        if isinstance(setting, bool) or not isinstance(setting, int | float) or setting <= 0:
+            messages.append(
+                Error(
+                    f"AGENT_SESSIONS[{key!r}] is {setting!r}; it must be a positive number.",
+                    hint=f"Remove it to use the default ({DEFAULTS[key]!r}).",
+                    id=f"{_ID}.E012",
+                )
+            )
+    for key in ("ALLOW_ANONYMOUS", "CONTINUE_RUNS_AFTER_DISCONNECT"):
+        setting = getattr(app_settings, key)
+        if not isinstance(setting, bool):
+            messages.append(
+                Error(
+                    f"AGENT_SESSIONS[{key!r}] is {setting!r}; it must be True or False.",
+                    id=f"{_ID}.E013",
+                )
+            )
+    if app_settings.AGENT:
+        messages.extend(_check_websocket_deployment())
+    return messages
+
+
+def _check_agent() -> list[CheckMessage]:
+    if not app_settings.AGENT:
+        return []
+    try:
+        target = configured_target()
+    except ImproperlyConfigured as error:
+        problem = str(error)
+    else:
+        if isinstance(target, Agent) or callable(target):
+            return []
+        problem = f"AGENT_SESSIONS['AGENT'] names a {type(target).__name__}."
+    return [
+        Error(
+            problem,
+            hint="Give the dotted path to an agents.Agent or to a function returning one.",
+            id=f"{_ID}.E010",
+        )
+    ]
+
+
+def _check_rate_limit() -> list[CheckMessage]:
+    rate = app_settings.RATE_LIMIT
+    if rate is None:
+        return []
+    try:
+        parse_rate(rate)
+    except ValueError as error:
+        return [Error(f"AGENT_SESSIONS['RATE_LIMIT']: {error}.", id=f"{_ID}.E011")]
+    return []
+
+
+def _check_websocket_deployment() -> list[CheckMessage]:
+    messages: list[CheckMessage] = []
+    if "*" in getattr(settings, "ALLOWED_HOSTS", []):
+        messages.append(
+            Warning(
+                "ALLOWED_HOSTS contains '*', so AllowedHostsOriginValidator accepts "
+                "websocket connections from every web site.",
+                hint="Browsers send cookies with cross-site websocket handshakes: list "
+                "your hosts in ALLOWED_HOSTS.",
+                id=f"{_ID}.W010",
+            )
+        )
+    messages.extend(_check_redis_timeouts())
+    if not getattr(settings, "CHANNEL_LAYERS", None):
+        messages.append(
+            Warning(
+                "CHANNEL_LAYERS is not configured; agent runs cannot be streamed.",
+                hint="Use channels_redis in production (every worker process must share "
+                "it), or channels.layers.InMemoryChannelLayer for a single process.",
+                id=f"{_ID}.W011",
+            )
+        )
+    return messages
+
+
+def _check_redis_timeouts() -> list[CheckMessage]:
+    """redis-py >= 8 times out socket reads after 5 s by default; channels_redis blocks
+    in BZPOPMIN for 5 s, so every idle consumer dies with 1011 unless the timeout is off."""
+    try:
+        import redis
+    except ImportError:
+        return []
+    if int(str(redis.__version__).split(".")[0]) < 8:
+        return []
+    for alias, layer in (getattr(settings, "CHANNEL_LAYERS", None) or {}).items():
+        if "channels_redis" not in str(layer.get("BACKEND", "")):
+            continue
+        hosts = (layer.get("CONFIG") or {}).get("hosts") or ["redis://localhost:6379"]
+        if all(isinstance(h, Mapping) and "socket_timeout" in h for h in hosts):
+            continue
+        return [
+            Warning(
+                f"Channel layer {alias!r}: redis-py {redis.__version__} closes idle "
+                "websocket consumers after 5 seconds (read timeout).",
+                hint='Give each host as {"address": REDIS_URL, "socket_timeout": None}.',
+                id=f"{_ID}.W012",
+            )
+        ]
+    return []

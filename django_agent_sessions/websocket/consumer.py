@@ -1,0 +1,222 @@
+"""The websocket consumer: authenticate, authorise, validate frames, relay. Nothing more.
+
+Running the agent lives in ``runs``/``events``, database work in ``records`` (one hop
+per operation). The wire protocol is documented in ``docs/wire-protocol.md``.
+
+Names used for a conversation: ``session_id`` is the id it is stored under (the URL's
+id, namespaced for anonymous sockets), ``conversation_pk`` its primary key, from which
+channel-layer group names are derived.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any
+
+from agents import Agent
+from channels.consumer import get_handler_name
+from channels.generic.websocket import AsyncJsonWebsocketConsumer
+from django.utils.crypto import salted_hmac
+from django.utils.translation import gettext as _
+
+from django_agent_sessions import DjangoSession
+from django_agent_sessions.conf import app_settings
+from django_agent_sessions.exceptions import SessionOwnershipError
+from django_agent_sessions.websocket import ratelimit, records, runs, wire
+from django_agent_sessions.websocket.agent_loading import load_agent
+from django_agent_sessions.websocket.context import AgentRunContext
+from django_agent_sessions.websocket.relay import RelayMixin
+
+logger = logging.getLogger(__name__)
+
+CLOSE_ANONYMOUS = 4401
+CLOSE_FORBIDDEN = 4403
+ANONYMOUS_PREFIX = "anon"
+# Channel-layer messages whose handlers touch no database: a run's events and its
+# presence question. channels' dispatch() would hop into the sync thread before each
+# (close_old_connections); per streamed frame, that hop let a fast run outpace its
+# sockets until the channel layer's capacity dropped events (the end of the run too).
+_RELAYED = frozenset({"agent.event", "agent.presence"})
+
+
+def anonymous_owner(session_key: str) -> str:
+    """A stable, secret-free name for a Django session.
+
+    The session key is a credential: stored in a conversation id it would show in the
+    admin and in exports, so the id holds a keyed hash of it instead.
+    """
+    return salted_hmac(
+        "django_agent_sessions.anonymous", session_key, algorithm="sha256"
+    ).hexdigest()[:32]
+
+
+class _InvalidJson(ValueError):
+    pass
+
+
+class AgentSessionConsumer(RelayMixin, AsyncJsonWebsocketConsumer):  # type: ignore[misc]
+    """Chat with the configured agent in the conversation named by the URL."""
+
+    conversation_pk: int | None = None
+    session_id = ""
+    anonymous_key = ""  # the keyed hash of an anonymous socket's Django session key
+
+    async def connect(self) -> None:
+        self.start_relay()
+        user = self.scope.get("user")
+        self.anonymous = user is None or not user.is_authenticated
+        if self.anonymous and not app_settings.ALLOW_ANONYMOUS:
+            return await self._refuse(CLOSE_ANONYMOUS)
+        requested = self.scope["url_route"]["kwargs"]["session_id"]
+        try:
+            self.session_id = self.stored_session_id(requested)
+            DjangoSession(self.session_id)  # validates the id
+            opened = await records.open_conversation(
+                self.session_id, owner_id=None if self.anonymous else user.pk
+            )
+        except (SessionOwnershipError, ValueError):
+            return await self._refuse(CLOSE_FORBIDDEN)
+        self.conversation_pk = opened.pk
+        await self.accept()
+        await self.channel_layer.group_add(runs.group_name(opened.pk), self.channel_name)
+        await self.send_history()
+
+    async def _refuse(self, code: int) -> None:
+        # Decided before accepting; accepted only so that browsers see the close code
+        # (a refused handshake reaches them as 1006). No frame is read or sent.
+        await self.accept()
+        await self.close(code=code)
+
+    def stored_session_id(self, requested: str) -> str:
+        """The conversation id stored for the id in the URL.
+
+        Anonymous sockets get ids namespaced by their Django session key, so they can
+        only ever reach their own conversations; signed-in users use the id as is.
+        """
+        if not self.anonymous:
+            return requested
+        key = getattr(self.scope.get("session"), "session_key", None)
+        if not key:
+            raise ValueError("anonymous sockets need a saved Django session")
+        self.anonymous_key = anonymous_owner(key)
+        return f"{ANONYMOUS_PREFIX}:{self.anonymous_key}:{requested}"
+
+    async def disconnect(self, code: int) -> None:
+        self.stop_relay()
+        if self.conversation_pk is None:
+            return
+        await self.channel_layer.group_discard(
+            runs.group_name(self.conversation_pk), self.channel_name
+        )
+        await self.channel_layer.group_send(
+            runs.control_group_name(self.conversation_pk), {"type": "agent.left"}
+        )
+
+    async def dispatch(self, message: dict[str, Any]) -> None:
+        if message.get("type") in _RELAYED:
+            await getattr(self, get_handler_name(message))(message)
+            return
+        await super().dispatch(message)
+
+    # Frames from the browser ------------------------------------------------------
+
+    async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
+        if self.conversation_pk is None:
+            return  # a refused socket, closing: its frames are never read
+        if text_data is None:
+            return await self._error("invalid_frame", _("Send JSON text frames."))
+        if len(text_data.encode("utf-8", "replace")) > app_settings.MAX_MESSAGE_BYTES:
+            return await self._error("too_large", _("The message is too long."))
+        try:
+            await super().receive(text_data=text_data)  # decode_json, then receive_json
+        except _InvalidJson:
+            await self._error("invalid_json", _("The frame is not valid JSON."))
+
+    @classmethod
+    async def decode_json(cls, text_data: str) -> Any:
+        try:
+            return json.loads(text_data)
+        except (ValueError, RecursionError) as error:  # RecursionError: nested brackets
+            raise _InvalidJson from error
+
+    async def receive_json(self, content: Any, **kwargs: Any) -> None:
+        if not isinstance(content, dict) or not isinstance(content.get("type"), str):
+            return await self._error("invalid_frame", _("A frame is a JSON object with a type."))
+        if content["type"] == "user_message":
+            return await self._user_message(content)
+        if content["type"] == "cancel":
+            return await self._cancel(content)
+        return await self._error("unknown_type", _("Unknown frame type."))
+
+    async def _user_message(self, content: dict[str, Any]) -> None:
+        text = content.get("text")
+        if not isinstance(text, str) or not text.strip():
+            return await self._error("empty_text", _("Write a message first."))
+        assert self.conversation_pk is not None
+        if runs.local_run(self.conversation_pk) is not None:
+            return await self._busy()
+        if not await ratelimit.allow_run(self.rate_limit_key()):
+            return await self._error("rate_limited", _("Too many messages; wait a moment."))
+        try:
+            active = await self._launch(text)
+        except Exception:
+            # A broken agent factory or an unreachable database: the browser learns that
+            # nothing started, the details go to the log, and the socket stays usable.
+            logger.exception("Could not start an agent run.")
+            return await self._error("unavailable", _("The assistant is not available."))
+        if active is None:
+            await self._busy()
+
+    async def _launch(self, text: str) -> runs.ActiveRun | None:
+        assert self.conversation_pk is not None
+        agent = await self.get_agent()
+        session = DjangoSession(self.session_id, owner=None if self.anonymous else self.user)
+        request = runs.RunRequest(
+            agent=agent,
+            text=text,
+            session=session,
+            context=self.get_run_context(session),
+            conversation_pk=self.conversation_pk,
+            session_id=self.session_id,
+            user=self.user,
+        )
+        return await runs.launch_run(request, channel_layer=self.channel_layer)
+
+    async def _cancel(self, content: dict[str, Any]) -> None:
+        assert self.conversation_pk is not None
+        message: dict[str, Any] = {"type": "agent.cancel"}
+        if isinstance(content.get("run_id"), str):
+            message["run_id"] = content["run_id"]
+        await self.channel_layer.group_send(runs.control_group_name(self.conversation_pk), message)
+
+    async def _busy(self) -> None:
+        await self._error("busy", _("A reply is still being written; wait or cancel it."))
+
+    async def _error(self, code: str, message: str) -> None:
+        await self.send_json({"type": "error", "code": code, "message": message})
+
+    # Extension points --------------------------------------------------------------
+
+    @property
+    def user(self) -> Any:
+        return self.scope.get("user")
+
+    async def get_agent(self) -> Agent[Any]:
+        """The agent for this connection; by default ``AGENT_SESSIONS["AGENT"]``."""
+        return await load_agent(self.scope)
+
+    def get_run_context(self, session: DjangoSession) -> Any:
+        """The object tools receive as ``ctx.context``."""
+        return AgentRunContext(
+            user=self.user, session_id=self.session_id, session=session, scope=self.scope
+        )
+
+    def rate_limit_key(self) -> str:
+        if self.anonymous:
+            return f"anonymous:{self.anonymous_key}"
+        return f"user:{self.user.pk}"
+
+    @classmethod
+    async def encode_json(cls, content: Any) -> str:
+        return wire.frame_text(content)
