@@ -58,7 +58,8 @@ class _InvalidJson(ValueError):
 class AgentSessionConsumer(RelayMixin, AsyncJsonWebsocketConsumer):  # type: ignore[misc]
     """Chat with the configured agent in the conversation named by the URL."""
 
-    conversation_pk: int | None = None
+    conversation_pk: int | None = None  # None until the conversation exists
+    accepted = False
     session_id = ""
     anonymous_key = ""  # the keyed hash of an anonymous socket's Django session key
 
@@ -72,14 +73,47 @@ class AgentSessionConsumer(RelayMixin, AsyncJsonWebsocketConsumer):  # type: ign
         try:
             self.session_id = self.stored_session_id(requested)
             DjangoSession(self.session_id)  # validates the id
-            opened = await records.open_conversation(
-                self.session_id, owner_id=None if self.anonymous else user.pk
-            )
+            # Connecting writes nothing: a new id stays only an id until its first message.
+            opened = await records.find_conversation(self.session_id, owner_id=self.owner_id)
         except (SessionOwnershipError, ValueError):
             return await self._refuse(CLOSE_FORBIDDEN)
-        self.conversation_pk = opened.pk
+        self.accepted = True
         await self.accept()
-        await self.channel_layer.group_add(runs.group_name(opened.pk), self.channel_name)
+        if opened is None:
+            await self.channel_layer.group_add(
+                runs.pending_group_name(self.session_id), self.channel_name
+            )
+            await self.send_json({"type": "history", "items": [], "active_run": None})
+            return
+        await self._join(opened.pk)
+        await self.send_history()
+
+    @property
+    def owner_id(self) -> Any:
+        return None if self.anonymous else self.scope["user"].pk
+
+    async def _join(self, conversation_pk: int) -> None:
+        self.conversation_pk = conversation_pk
+        await self.channel_layer.group_add(runs.group_name(conversation_pk), self.channel_name)
+
+    async def _create_conversation(self) -> None:
+        """The first message: create the conversation, and bring every tab open on it."""
+        opened = await records.open_conversation(self.session_id, owner_id=self.owner_id)
+        pending = runs.pending_group_name(self.session_id)
+        await self.channel_layer.group_discard(pending, self.channel_name)
+        await self._join(opened.pk)
+        await self.channel_layer.group_send(
+            pending, {"type": "agent.created", "conversation_pk": opened.pk}
+        )
+
+    async def agent_created(self, message: dict[str, Any]) -> None:
+        """Another tab's first message created this socket's conversation: join it."""
+        if self.conversation_pk is not None:
+            return
+        await self.channel_layer.group_discard(
+            runs.pending_group_name(self.session_id), self.channel_name
+        )
+        await self._join(int(message["conversation_pk"]))
         await self.send_history()
 
     async def _refuse(self, code: int) -> None:
@@ -105,6 +139,10 @@ class AgentSessionConsumer(RelayMixin, AsyncJsonWebsocketConsumer):  # type: ign
     async def disconnect(self, code: int) -> None:
         self.stop_relay()
         if self.conversation_pk is None:
+            if self.accepted:
+                await self.channel_layer.group_discard(
+                    runs.pending_group_name(self.session_id), self.channel_name
+                )
             return
         await self.channel_layer.group_discard(
             runs.group_name(self.conversation_pk), self.channel_name
@@ -122,7 +160,7 @@ class AgentSessionConsumer(RelayMixin, AsyncJsonWebsocketConsumer):  # type: ign
     # Frames from the browser ------------------------------------------------------
 
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
-        if self.conversation_pk is None:
+        if not self.accepted:
             return  # a refused socket, closing: its frames are never read
         if text_data is None:
             return await self._error("invalid_frame", _("Send JSON text frames."))
@@ -153,13 +191,19 @@ class AgentSessionConsumer(RelayMixin, AsyncJsonWebsocketConsumer):  # type: ign
         text = content.get("text")
         if not isinstance(text, str) or not text.strip():
             return await self._error("empty_text", _("Write a message first."))
-        assert self.conversation_pk is not None
-        if runs.local_run(self.conversation_pk) is not None:
+        if self.conversation_pk is not None and runs.local_run(self.conversation_pk) is not None:
             return await self._busy()
+        # Counted here, where writing begins: connecting writes nothing, so is not counted.
         if not await ratelimit.allow_run(self.rate_limit_key()):
             return await self._error("rate_limited", _("Too many messages; wait a moment."))
         try:
+            if self.conversation_pk is None:
+                await self._create_conversation()  # owned by this user
             active = await self._launch(text)
+        except SessionOwnershipError:
+            # Someone else created this id between our connect and this first message.
+            await self.close(code=CLOSE_FORBIDDEN)
+            return
         except Exception:
             # A broken agent factory or an unreachable database: the browser learns that
             # nothing started, the details go to the log, and the socket stays usable.
@@ -184,7 +228,8 @@ class AgentSessionConsumer(RelayMixin, AsyncJsonWebsocketConsumer):  # type: ign
         return await runs.launch_run(request, channel_layer=self.channel_layer)
 
     async def _cancel(self, content: dict[str, Any]) -> None:
-        assert self.conversation_pk is not None
+        if self.conversation_pk is None:
+            return  # nothing was ever started here
         message: dict[str, Any] = {"type": "agent.cancel"}
         if isinstance(content.get("run_id"), str):
             message["run_id"] = content["run_id"]

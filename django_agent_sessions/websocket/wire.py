@@ -7,7 +7,8 @@ and formatted here, so a conversation looks the same in the ``history`` frame an
 
 Every display item has a ``kind``:
 
-- ``message``: ``role``, ``text``
+- ``message``: ``role``, ``text``; assistant messages also ``html``: the text's Markdown
+  rendered and sanitized by ``rendering.render_markdown``, safe to insert as HTML
 - ``tool_call``: ``call_id``, ``name``, ``arguments`` (the JSON text the model wrote)
 - ``tool_output``: ``call_id``, ``output`` (text)
 - ``reasoning``: ``text`` (the summary, often empty)
@@ -25,6 +26,7 @@ from typing import Any
 from agents.items import HandoffOutputItem, RunItem
 
 from django_agent_sessions.items import ItemView, describe
+from django_agent_sessions.rendering import render_markdown
 
 
 def display_items(items: list[Any]) -> list[dict[str, Any]]:
@@ -50,7 +52,16 @@ def display_run_item(item: RunItem) -> dict[str, Any]:
 
 def _formatted(view: ItemView) -> dict[str, Any]:
     if view.kind == "message":
-        return {"kind": "message", "role": view.role or "assistant", "text": view.text}
+        role = view.role or "assistant"
+        if role == "user":
+            return {"kind": "message", "role": role, "text": view.text}
+        # Rendered once, on the server: every tab and the history show the same safe HTML.
+        return {
+            "kind": "message",
+            "role": role,
+            "text": view.text,
+            "html": render_markdown(view.text),
+        }
     if view.kind == "tool_call":
         return {
             "kind": "tool_call",
