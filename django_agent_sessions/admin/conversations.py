@@ -111,9 +111,18 @@ class AgentSessionAdmin(_ModelAdmin):
             # payloads from there: one query, whatever the page.
             first = rows.values("id")[(number - 1) * per_page :][:1]
             rows = rows.filter(id__gte=Subquery(first))
-        page = rows.values_list("id", "created_at", "payload")[:per_page]
+        page = list(rows.values_list("id", "created_at", "payload")[:per_page])
+        names, answered = transcript.tool_calls(payload for _pk, _at, payload in page)
+        if answered - names.keys():
+            # Outputs whose call is on an earlier page: find those calls by call id.
+            earlier = SessionItem.objects.using(conversation._state.db).filter(
+                session=conversation, call_id__in=sorted(answered - names.keys())
+            )
+            names.update(transcript.tool_calls(earlier.values_list("payload", flat=True))[0])
         return {
-            "entries": [transcript.entry(*row) for row in page],
+            "entries": [
+                transcript.entry(pk, at, payload, tool_names=names) for pk, at, payload in page
+            ],
             "number": number,
             "pages": pages,
             "first_index": (number - 1) * per_page + 1,
