@@ -10,7 +10,7 @@ Django's deletion collector would load every item (with its payload) first.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -37,6 +37,7 @@ class History:
 
     items: list[Any]
     active_run_id: str | None
+    created_at: list[datetime] = field(default_factory=list)  # of each item, in order
 
 
 def open_conversation(session_id: str, *, owner_id: Any) -> OpenedConversation:
@@ -78,10 +79,15 @@ def read_history(conversation_pk: int, *, up_to_item_id: int | None, limit: int 
     rows = SessionItem.objects.filter(session_id=conversation_pk)
     if up_to_item_id is not None:
         rows = rows.filter(id__lte=up_to_item_id)
-    payloads = rows.order_by("-id").values_list("payload", flat=True)
+    stored = rows.order_by("-id").values_list("payload", "created_at")
     if limit is not None:
-        payloads = payloads[:limit]
-    decoded = serialization.decode_payloads(reversed(list(payloads)))
+        stored = stored[:limit]
+    decoded: list[Any] = []
+    times: dict[int, datetime] = {}  # by id() of each decoded item
+    for payload, created_at in reversed(list(stored)):
+        for item in serialization.decode_payloads([payload]):
+            decoded.append(item)
+            times[id(item)] = created_at
     if limit is not None:
         decoded = items.drop_orphan_outputs(decoded)
     active = (
@@ -90,7 +96,11 @@ def read_history(conversation_pk: int, *, up_to_item_id: int | None, limit: int 
         .values_list("run_id", flat=True)
         .first()
     )
-    return History(items=decoded, active_run_id=None if active is None else str(active))
+    return History(
+        items=decoded,
+        active_run_id=None if active is None else str(active),
+        created_at=[times[id(item)] for item in decoded],
+    )
 
 
 def lock_conversations(

@@ -49,7 +49,7 @@ class RelayMixin:
         assert self.conversation_pk is not None
         history = await self._load_history(up_to_item_id=None)
         if history.active_run_id is None:
-            return await self._send_history_frame(history.items, None)
+            return await self._send_history_frame(history, None)
         # A run is in flight (here or in another worker): ask it where it is, and hold
         # its events until the answer (or the timeout) so nothing is shown twice.
         self._buffer = []
@@ -65,10 +65,9 @@ class RelayMixin:
             self.conversation_pk, up_to_item_id=up_to_item_id, limit=app_settings.HISTORY_LIMIT
         )
 
-    async def _send_history_frame(self, items: list[Any], active_run: Any) -> None:
-        await self.send_json(
-            {"type": "history", "items": wire.display_items(items), "active_run": active_run}
-        )
+    async def _send_history_frame(self, history: records.History, active_run: Any) -> None:
+        items = wire.display_items(history.items, history.created_at)
+        await self.send_json({"type": "history", "items": items, "active_run": active_run})
 
     async def agent_snapshot(self, message: dict[str, Any]) -> None:
         if self._buffer is None:
@@ -76,7 +75,7 @@ class RelayMixin:
         snapshot = message["snapshot"]
         history = await self._load_history(up_to_item_id=snapshot.pop("history_item_id"))
         self._sequencer.expect(snapshot["run_id"], snapshot["seq"] + 1)
-        await self._send_history_frame(history.items, snapshot)
+        await self._send_history_frame(history, snapshot)
         await self._flush_buffer()
 
     async def _catchup_timeout(self) -> None:
@@ -91,7 +90,7 @@ class RelayMixin:
         active = None if history.active_run_id is None else {"run_id": history.active_run_id}
         if active is None:
             self._buffer = []  # all of it is in the history just read
-        await self._send_history_frame(history.items, active)
+        await self._send_history_frame(history, active)
         await self._flush_buffer()
 
     async def _flush_buffer(self) -> None:

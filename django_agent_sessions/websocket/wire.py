@@ -15,12 +15,15 @@ Every display item has a ``kind``:
 - ``handoff``: ``source``, ``target`` (agent names; live runs only: the handoff's tool
   call shows as a ``tool_call``, and history shows its output as a ``tool_output``)
 - ``other``: ``type`` (an item type a chat page may ignore)
+
+Items of the ``history`` frame also carry ``created_at`` (ISO 8601), when they were stored.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from datetime import datetime
 from typing import Any
 
 from agents.items import HandoffOutputItem, RunItem
@@ -29,8 +32,18 @@ from django_agent_sessions.items import ItemView, describe
 from django_agent_sessions.rendering import render_markdown
 
 
-def display_items(items: list[Any]) -> list[dict[str, Any]]:
-    return [display_item(item) for item in items if isinstance(item, Mapping)]
+def display_items(
+    items: list[Any], created_at: Sequence[datetime] | None = None
+) -> list[dict[str, Any]]:
+    """Stored items for the ``history`` frame; with ``created_at`` (one time per item),
+    each carries its ``created_at`` in ISO 8601 (live items are shown as they arrive)."""
+    if created_at is None or len(created_at) != len(items):
+        return [display_item(item) for item in items if isinstance(item, Mapping)]
+    return [
+        {**display_item(item), "created_at": at.isoformat()}
+        for item, at in zip(items, created_at, strict=True)
+        if isinstance(item, Mapping)
+    ]
 
 
 def display_item(item: Mapping[str, Any]) -> dict[str, Any]:

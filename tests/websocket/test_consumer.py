@@ -104,9 +104,25 @@ async def test_a_conversation_streams_and_is_there_after_reconnecting(alice_cook
     again = Socket(session_id, alice_cookie)
     history = await again.open()
     assert history["active_run"] is None
+    stored = await sync_to_async(list)(
+        SessionItem.objects.filter(session__session_id=session_id)
+        .order_by("id")
+        .values_list("created_at", flat=True)
+    )
     assert history["items"] == [
-        {"kind": "message", "role": "user", "text": "Weather in Paris?"},
-        {"kind": "message", "role": "assistant", "text": ANSWER, "html": f"<p>{ANSWER}</p>\n"},
+        {
+            "kind": "message",
+            "role": "user",
+            "text": "Weather in Paris?",
+            "created_at": stored[0].isoformat(),
+        },
+        {
+            "kind": "message",
+            "role": "assistant",
+            "text": ANSWER,
+            "html": f"<p>{ANSWER}</p>\n",
+            "created_at": stored[1].isoformat(),
+        },
     ]
     await again.close()
     assert await run_statuses(session_id) == ["completed"]
