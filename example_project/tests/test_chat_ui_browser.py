@@ -144,8 +144,10 @@ def test_regenerate_and_edit_leave_exactly_the_new_turn(chat_server, chat_user, 
     assert "You have sent me 2 messages" in str(page.locator(REPLY).last.text_content())
 
     # Regenerate: the last reply is replaced; the model saw the same two messages.
+    old_reply = page.locator(REPLY).last.element_handle()
     page.locator(REPLY).last.get_by_role("button", name="Regenerate").click()
-    page.locator(CONFIRMED).nth(1).wait_for()
+    old_reply.wait_for_element_state("hidden")  # taken back (removed), then asked again
+    page.locator(REPLY).nth(1).wait_for()
     wait_idle(page)
     assert page.locator(USER).count() == 2
     assert page.locator(REPLY).count() == 2
@@ -156,7 +158,9 @@ def test_regenerate_and_edit_leave_exactly_the_new_turn(chat_server, chat_user, 
     box = page.get_by_label("Message", exact=True)
     assert box.input_value() == "second question"
     box.fill("second question, edited")
+    old_reply = page.locator(REPLY).last.element_handle()
     box.press("Enter")
+    old_reply.wait_for_element_state("hidden")
     page.wait_for_selector(f"{REPLY} .text:has-text('second question, edited')")
     wait_idle(page)
     last = str(page.locator(REPLY).last.text_content())

@@ -202,7 +202,7 @@ def test_clear_empties_the_conversation(chat_server, chat_user, page):
     log_in(page, chat_server.url, chat_user)
     send(page, "Remember the word pineapple")
     wait_idle(page)
-    page.get_by_role("button", name="Clear conversation").click()
+    page.get_by_role("button", name="Clear", exact=True).click()
     page.wait_for_selector(".empty-hint")
     assert page.locator(".message").count() == 0
 

@@ -148,6 +148,7 @@ export class Transcript {
       const wrapper = element("div", "code-block");
       pre.replaceWith(wrapper);
       wrapper.appendChild(pre);
+      pre.tabIndex = 0; // it scrolls sideways: keyboard users must reach it too
       const button = element("button", "action copy-code", this.strings.copyCode);
       button.type = "button";
       button.addEventListener("click", () => this.copyWithFeedback(button, pre.textContent));
