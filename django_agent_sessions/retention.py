@@ -22,8 +22,16 @@ from django_agent_sessions.models import AgentSession
 from django_agent_sessions.store.conversations import delete_items_of, lock_conversations
 
 DEFAULT_BATCH_SIZE = 500
-_DURATION = re.compile(r"^\s*(\d+)\s*([smhdw])\s*$")
-_UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
+_DURATION = re.compile(r"^\s*(\d+)\s*([a-z]+)\s*$", re.IGNORECASE)
+# No bare "m": is 1m a minute or a month? Minutes are "min"; months are not a fixed length.
+_UNITS = {
+    **dict.fromkeys(["s", "sec", "secs", "second", "seconds"], "seconds"),
+    **dict.fromkeys(["min", "mins", "minute", "minutes"], "minutes"),
+    **dict.fromkeys(["h", "hr", "hrs", "hour", "hours"], "hours"),
+    **dict.fromkeys(["d", "day", "days"], "days"),
+    **dict.fromkeys(["w", "week", "weeks"], "weeks"),
+}
+_AMBIGUOUS = {"m", "mo", "mon", "month", "months", "y", "yr", "year", "years"}
 
 
 @dataclass(frozen=True)
@@ -35,15 +43,23 @@ class Removed:
 
 
 def parse_duration(value: Any) -> timedelta:
-    """``"30d"``, ``"12h"``, ``"90m"``, ``"45s"``, ``"2w"`` or a ``timedelta``, positive."""
+    """``"30d"``, ``"12h"``, ``"90min"``, ``"45s"``, ``"2w"`` (or the unit spelled out,
+    ``"30 days"``), or a ``timedelta``; positive. ``"1m"`` is refused: a minute or a month?"""
+    match = _DURATION.match(value) if isinstance(value, str) else None
+    unit = match.group(2).lower() if match else ""
     if isinstance(value, timedelta):
         duration = value
-    elif isinstance(value, str) and (match := _DURATION.match(value)):
-        duration = timedelta(**{_UNITS[match.group(2)]: int(match.group(1))})
+    elif match and unit in _UNITS:
+        duration = timedelta(**{_UNITS[unit]: int(match.group(1))})
+    elif match and unit in _AMBIGUOUS:
+        raise ValueError(
+            f"Ambiguous duration {value!r}: write minutes as 'min' (e.g. '90min'); months "
+            "and years have no fixed length, so give days (e.g. '30d', '365d')."
+        )
     else:
         raise ValueError(
-            f"Invalid duration {value!r}: use a whole number followed by s, m, h, d or w "
-            "(seconds, minutes, hours, days, weeks), e.g. '30d'."
+            f"Invalid duration {value!r}: use a whole number followed by s, min, h, d or w "
+            "(seconds, minutes, hours, days, weeks), e.g. '30d' or '90min'."
         )
     if duration <= timedelta(0):
         raise ValueError(f"Invalid duration {value!r}: it must be longer than zero.")

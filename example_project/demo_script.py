@@ -26,6 +26,21 @@ _ASKS_FOR_STORY = re.compile(r"\b(long|story)\b", re.IGNORECASE)
 _ASKS_FOR_EMAIL = re.compile(r"\b(e-?mail|announce)\b", re.IGNORECASE)
 _ABOUT = re.compile(r"\babout\s+(.+)$", re.IGNORECASE)
 _ASKS_FOR_ERROR = re.compile(r"\bsimulate an error\b", re.IGNORECASE)
+_ASKS_FOR_MARKDOWN = re.compile(r"\bmarkdown\b", re.IGNORECASE)
+
+# The demo's answer to "show me some Markdown": what the chat renders, and how.
+MARKDOWN_SAMPLE = (
+    "Replies are **Markdown**, rendered safely on the server:\n\n"
+    "- *emphasis*, **bold** and `inline code`\n"
+    "- links that open in a new tab: [Django](https://www.djangoproject.com/)\n"
+    "- fenced code blocks, with a copy button:\n\n"
+    "```python\n"
+    "from django_agent_sessions import DjangoSession\n\n"
+    'session = DjangoSession("support-42", owner=request.user)\n'
+    "```\n\n"
+    "| tool | what it does |\n|---|---|\n"
+    "| current_time | reads the clock |\n| calculate | does arithmetic |\n"
+)
 
 STORY_SENTENCES = 40
 
@@ -65,6 +80,8 @@ def plan_turn(items: Sequence[Mapping[str, Any]], tool_names: set[str]) -> DemoT
         return DemoTurn(tool=tool)
     if _ASKS_FOR_STORY.search(text):
         return DemoTurn(text=long_story())
+    if _ASKS_FOR_MARKDOWN.search(text):
+        return DemoTurn(text=MARKDOWN_SAMPLE)
     return DemoTurn(text=_plain_reply(text, _count_user_messages(items)))
 
 
@@ -111,7 +128,7 @@ def _plain_reply(text: str, user_messages: int) -> str:
         f"or a network connection. You have sent me {user_messages} {plural} in this "
         "conversation, and I remember them because every turn is stored in the database. "
         "Ask me what time it is, or to calculate (12 + 30) * 2, to see a tool call; ask for "
-        "a long story to try the Stop button."
+        "a long story to try the Stop button, or for Markdown to see formatting."
     )
 
 

@@ -85,8 +85,9 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "channels",
-    "django_agent_sessions",
+    # Before the app, so that its chat.html (which extends the packaged one) is found first.
     "example_project.chat",
+    "django_agent_sessions",
 ]
 
 MIDDLEWARE = [
@@ -97,6 +98,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "example_project.chat.security.ContentSecurityPolicyMiddleware",
 ]
 
 ROOT_URLCONF = "example_project.urls"

@@ -7,21 +7,18 @@ from django.templatetags.static import static
 from django.urls import include, path
 from django.views.generic import RedirectView
 
-from example_project.chat.security import content_security_policy
-
 urlpatterns = [
     path("admin/", admin.site.urls),
     path(
         "accounts/login/",
-        content_security_policy(
-            auth_views.LoginView.as_view(
-                next_page="chat:home", extra_context={"show_demo_hint": settings.DEBUG}
-            )
+        auth_views.LoginView.as_view(
+            next_page="django_agent_sessions:chat", extra_context={"show_demo_hint": settings.DEBUG}
         ),
         name="login",
     ),
     path("accounts/logout/", auth_views.LogoutView.as_view(next_page="login"), name="logout"),
     # Pages without an icon of their own (the admin's) make browsers ask for this one.
     path("favicon.ico", RedirectView.as_view(url=static("chat/favicon.svg"), permanent=True)),
-    path("", include("example_project.chat.urls")),
+    # The packaged chat page, at the site's root.
+    path("", include("django_agent_sessions.urls")),
 ]

@@ -62,3 +62,27 @@ def save_screenshot(page: Any, name: str) -> Path:
     path = directory / f"{name}.png"
     page.screenshot(path=str(path), full_page=True)
     return path
+
+
+AXE_PATH = Path(__file__).resolve().parents[1] / ".cache/npm/node_modules/axe-core/axe.min.js"
+
+
+def axe_violations(page: Any, impacts: tuple[str, ...] = ("serious", "critical")) -> list[str]:
+    """Run axe-core (installed from npm by bin/test) on the page; its serious violations.
+
+    The page's context must be opened with ``bypass_csp=True``: axe is injected as a
+    script of the test's, which a strict Content-Security-Policy would rightly refuse.
+    """
+    if not AXE_PATH.exists():
+        pytest.fail(f"axe-core is not installed at {AXE_PATH}; run bin/test (it installs it).")
+    page.add_script_tag(content=AXE_PATH.read_text())
+    result = page.evaluate(
+        "async () => (await axe.run(document, {resultTypes: ['violations']})).violations"
+        ".map(v => ({id: v.id, impact: v.impact, help: v.help,"
+        " nodes: v.nodes.map(n => n.target.join(' ')).slice(0, 5)}))"
+    )
+    return [
+        f"{v['impact']}: {v['id']} ({v['help']}) at {v['nodes']}"
+        for v in result
+        if v["impact"] in impacts
+    ]

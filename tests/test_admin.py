@@ -226,7 +226,7 @@ def test_transcript_shows_every_kind_of_item(viewer):
     assert "What&#x27;s the weather in Paris?" in page
     assert "Tool call: get_weather" in page
     assert "&quot;city&quot;: &quot;Paris&quot;" in page
-    assert "Output of call_1" in page
+    assert "Output of get_weather" in page  # labelled by its tool, not its call id
     assert "Sunny, 21 C" in page
     assert "Handoff: transfer_to_billing_agent" in page
     assert "<summary>Reasoning summary</summary>" in page
@@ -467,3 +467,41 @@ def test_pages_follow_the_admin_language_and_direction(viewer, settings):
     assert 'dir="rtl"' in page
     assert "إغلاق" in page  # the admin's own "Close", translated
     assert '<div class="agent-entry-body agent-entry-text" dir="auto">مرحبا بالعالم</div>' in page
+
+
+def test_tool_outputs_are_labelled_by_tool_across_pages(viewer, monkeypatch):
+    from django_agent_sessions.admin.conversations import AgentSessionAdmin
+
+    monkeypatch.setattr(AgentSessionAdmin, "transcript_per_page", 1)
+    call = {"type": "function_call", "call_id": "call_9", "name": "get_time", "arguments": "{}"}
+    output = {"type": "function_call_output", "call_id": "call_9", "output": "noon"}
+    conversation = make_conversation("c-pages", [call, output])
+    page = viewer.get(change_url(conversation) + "?page=2").text
+    assert "Output of get_time" in page
+
+
+def test_assistant_markdown_is_rendered_and_sanitized(viewer):
+    reply = {
+        "type": "message",
+        "role": "assistant",
+        "id": "msg_1",
+        "status": "completed",
+        "content": [
+            {
+                "type": "output_text",
+                "annotations": [],
+                "text": "**bold** <script>alert(1)</script> <img src=x onerror=alert(1)> "
+                "[x](javascript:alert(1))\n\n```\ncode\n```",
+            }
+        ],
+    }
+    user = {"role": "user", "content": "<b>not bold</b> **not bold**"}
+    conversation = make_conversation("c-md", [user, reply])
+    page = viewer.get(change_url(conversation)).text
+    assert "<strong>bold</strong>" in page
+    assert "<pre><code>code\n</code></pre>" in page
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+    assert "<script>alert(1)" not in page
+    assert "<img src=x" not in page
+    assert 'href="javascript:' not in page
+    assert "&lt;b&gt;not bold&lt;/b&gt; **not bold**" in page  # users' text stays text

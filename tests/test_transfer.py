@@ -150,7 +150,8 @@ def test_a_bad_item_in_the_middle_writes_nothing():
     with pytest.raises(transfer.TransferError) as error:
         transfer.parse(document(good, bad))
     assert str(error.value) == (
-        "conversation 1 ('c-bad'): item 2: an item must be a dict, not list"
+        # Positions count from 1, as in the docs: the second conversation's third item.
+        "conversation 2 ('c-bad'): item 3: an item must be a dict, not list"
     )
     assert not AgentSession.objects.exists()
 
@@ -158,7 +159,7 @@ def test_a_bad_item_in_the_middle_writes_nothing():
 @override_settings(AGENT_SESSIONS={"MAX_ITEM_BYTES": 100})
 def test_items_over_the_size_cap_are_refused():
     big = conversation("c-big", [*GOOD, {"role": "user", "content": "x" * 200}])
-    with pytest.raises(transfer.TransferError, match=r"'c-big'\): item 1: .* exceeds"):
+    with pytest.raises(transfer.TransferError, match=r"'c-big'\): item 2: .* exceeds"):
         transfer.parse(document(big))
 
 

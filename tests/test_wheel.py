@@ -41,6 +41,17 @@ def test_wheel_ships_the_app_and_only_the_app(wheel):
     names = zipfile.ZipFile(wheel).namelist()
     assert "django_agent_sessions/py.typed" in names
     assert "django_agent_sessions/migrations/0001_initial.py" in names
+    # The packaged chat: URLconf, views, templates and static files.
+    for shipped in [
+        "django_agent_sessions/urls.py",
+        "django_agent_sessions/chat/views.py",
+        "django_agent_sessions/rendering.py",
+        "django_agent_sessions/templates/django_agent_sessions/base.html",
+        "django_agent_sessions/templates/django_agent_sessions/chat.html",
+        "django_agent_sessions/static/django_agent_sessions/chat/chat.js",
+        "django_agent_sessions/static/django_agent_sessions/chat/chat.css",
+    ]:
+        assert shipped in names, shipped
     assert not [n for n in names if n.startswith(("tests/", "example_project/", "benchmarks/"))]
 
 

@@ -35,7 +35,9 @@ CONFIRM_LIST_LIMIT = 50
 
 @admin.register(AgentSession)
 class AgentSessionAdmin(_ModelAdmin):
-    list_display = ("session_id", "owner", "title", "item_count", "updated_at", "created_at")
+    # "created" is on the change page: at 1280 px, beside the filters, the list has room
+    # for these columns only.
+    list_display = ("session_id", "owner", "title", "item_count", "updated_at")
     list_select_related = ("owner",)
     list_filter = (("updated_at", admin.DateFieldListFilter), OwnerFilter)
     date_hierarchy = "updated_at"
@@ -112,7 +114,14 @@ class AgentSessionAdmin(_ModelAdmin):
             first = rows.values("id")[(number - 1) * per_page :][:1]
             rows = rows.filter(id__gte=Subquery(first))
         page = list(rows.values_list("id", "created_at", "payload")[:per_page])
-        entries = [transcript.entry(*row) for row in page]
+        names, answered = transcript.tool_calls(payload for _pk, _at, payload in page)
+        if answered - names.keys():
+            # Outputs whose call is on an earlier page: find those calls by call id.
+            earlier = SessionItem.objects.using(conversation._state.db).filter(
+                session=conversation, call_id__in=sorted(answered - names.keys())
+            )
+            names.update(transcript.tool_calls(earlier.values_list("payload", flat=True))[0])
+        entries = [transcript.entry(pk, at, payload, tool_names=names) for pk, at, payload in page]
         # Runs that were stopped or failed: their unfinished reply, after their items.
         ended_early = AgentRun.objects.using(conversation._state.db).filter(
             session=conversation, status__in=[AgentRun.Status.CANCELLED, AgentRun.Status.FAILED]

@@ -1,24 +1,29 @@
-"""Stored items turned into display entries for the admin transcript. No HTML here.
+"""Stored items turned into display entries for the admin transcript.
 
 Items are classified by ``items.describe``; this module only labels and folds them.
 
-Everything an entry holds is plain text; templates escape it. Model output is
-attacker-influenced (prompt injection through tools), so nothing from a payload is ever
-marked safe.
+Everything an entry holds is plain text, which templates escape, except ``html``: an
+assistant message's Markdown as rendered and sanitized by ``rendering.render_markdown``
+(raw HTML disabled, then nh3), the one place where model output becomes markup. Model
+output is attacker-influenced (prompt injection through tools), so nothing else from a
+payload is ever marked safe.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from django.utils.safestring import SafeString, mark_safe
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
 from django_agent_sessions import items, serialization
+from django_agent_sessions.rendering import render_markdown
 
 _ROLES = {
     "user": gettext_lazy("User"),
@@ -49,6 +54,7 @@ class Entry:
     raw: str
     # "cancelled" or "failed" for the unfinished reply of a run (not a stored item).
     status: str = ""
+    html: SafeString | str = ""
 
 
 def run_note(run: Any) -> Entry:
@@ -70,6 +76,7 @@ def run_note(run: Any) -> Entry:
         folded=False,
         raw="",
         status=run.status,
+        html=mark_safe(render_markdown(run.partial_text)),  # noqa: S308  # sanitized
     )
 
 
@@ -88,8 +95,30 @@ def with_run_notes(entries: list[Entry], runs: list[Any], *, last_page: bool) ->
     return merged
 
 
-def entry(pk: int, created_at: datetime, payload: str) -> Entry:
-    """The display entry for one stored item."""
+def tool_calls(payloads: Iterable[str]) -> tuple[dict[str, str], set[str]]:
+    """The tool names of the calls among ``payloads`` (by call id), and the call ids
+    their tool outputs answer: a page's outputs are labelled by the name of their tool."""
+    names: dict[str, str] = {}
+    answered: set[str] = set()
+    for payload in payloads:
+        try:
+            item = serialization.loads(payload)
+        except (ValueError, RecursionError):
+            continue
+        if not isinstance(item, Mapping):
+            continue
+        view = items.describe(item)
+        if view.kind == "tool_call" and view.call_id:
+            names[view.call_id] = view.name
+        elif view.kind == "tool_output" and view.call_id:
+            answered.add(view.call_id)
+    return names, answered
+
+
+def entry(
+    pk: int, created_at: datetime, payload: str, tool_names: Mapping[str, str] | None = None
+) -> Entry:
+    """The display entry for one stored item; ``tool_names`` maps call ids to tools."""
     try:
         item = serialization.loads(payload)
     except (ValueError, RecursionError):
@@ -100,11 +129,20 @@ def entry(pk: int, created_at: datetime, payload: str) -> Entry:
     view = items.describe(item)
     if view.kind == "message":
         label = str(_ROLES.get(view.role, view.role or _("message")))
-        return _entry(pk, created_at, "message", view.role, label, view.text, raw)
+        message = _entry(pk, created_at, "message", view.role, label, view.text, raw)
+        if view.role == "user":
+            return message
+        # Sanitized by render_markdown (see the module's docstring): safe by construction.
+        html = mark_safe(render_markdown(view.text))  # noqa: S308
+        return dataclasses.replace(message, html=html)
     if view.kind == "reasoning":
         return _entry(pk, created_at, "reasoning", "", _("Reasoning"), view.text, raw)
     if view.kind == "tool_output":
-        label = _("Output of %(call_id)s") % {"call_id": view.call_id}
+        name = (tool_names or {}).get(view.call_id)
+        if name:
+            label = _("Output of %(name)s") % {"name": name}
+        else:
+            label = _("Output of %(call_id)s") % {"call_id": view.call_id}
         return _entry(pk, created_at, "tool_output", "", label, _pretty(view.text), raw)
     if view.is_handoff:
         label = _("Handoff: %(name)s") % {"name": view.name}

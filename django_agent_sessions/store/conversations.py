@@ -80,6 +80,20 @@ def open_conversation(session_id: str, *, owner_id: Any) -> OpenedConversation:
     return OpenedConversation(pk=conversation.pk, session_id=conversation.session_id)
 
 
+def find_conversation(session_id: str, *, owner_id: Any) -> OpenedConversation | None:
+    """The conversation ``session_id`` if it exists (None if not); writes nothing.
+
+    Raises ``SessionOwnershipError`` like :func:`open_conversation`. A socket may connect
+    to a new id; the conversation is created by its first message, not by connecting.
+    """
+    conversation = AgentSession.objects.filter(session_id=session_id).only("pk", "owner_id").first()
+    if conversation is None:
+        return None
+    if conversation.owner_id != owner_id:
+        raise SessionOwnershipError("This conversation belongs to another user.")
+    return OpenedConversation(pk=conversation.pk, session_id=session_id)
+
+
 def read_history(
     conversation_pk: int,
     *,

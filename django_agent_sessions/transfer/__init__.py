@@ -24,6 +24,7 @@ from django_agent_sessions.transfer.importing import (
     Conversation,
     Imported,
     TransferError,
+    detect_format,
     import_conversations,
     parse,
 )
@@ -35,6 +36,7 @@ __all__ = [
     "Conversation",
     "Imported",
     "TransferError",
+    "detect_format",
     "export_chunks",
     "format_for",
     "import_conversations",

@@ -47,6 +47,19 @@ class Imported:
     items: int
 
 
+def detect_format(text: str) -> str:
+    """``jsonl`` when the text is several JSON values, one per line; else ``json``."""
+    lines = [line for line in text.splitlines() if line.strip()]
+    if len(lines) < 2:
+        return "json"
+    try:
+        for line in lines:
+            json.loads(line)
+    except (json.JSONDecodeError, RecursionError):
+        return "json"
+    return "jsonl"
+
+
 def parse(text: str, fmt: str = "json") -> list[Conversation]:
     """Decode and validate a whole export; raises ``TransferError`` naming the problem."""
     if fmt == "jsonl":
@@ -56,9 +69,10 @@ def parse(text: str, fmt: str = "json") -> list[Conversation]:
             if line.strip()
         ]
     elif fmt == "json":
+        document = _decode(text, "the file", jsonl_hint=True)
         records = [
-            (f"conversation {index}", record)
-            for index, record in enumerate(_document_conversations(_decode(text, "the file")))
+            (f"conversation {number}", record)
+            for number, record in enumerate(_document_conversations(document), start=1)
         ]
     else:
         raise TransferError(f"Unknown import format {fmt!r}; use one of {', '.join(FORMATS)}.")
@@ -93,12 +107,17 @@ def import_conversations(
     return Imported(len(conversations), sum(len(c.items) for c in conversations))
 
 
-def _decode(text: str, where: str) -> Any:
+_JSONL_HINT = " It looks like JSON Lines (a conversation per line): pass --format jsonl."
+
+
+def _decode(text: str, where: str, *, jsonl_hint: bool = False) -> Any:
     try:
         return json.loads(text)
     except json.JSONDecodeError as error:
+        hint = _JSONL_HINT if jsonl_hint and error.msg == "Extra data" else ""
         raise TransferError(
-            f"{where}: invalid JSON at line {error.lineno} column {error.colno}: {error.msg}"
+            f"{where}: invalid JSON at line {error.lineno} column {error.colno}: {error.msg}."
+            + hint
         ) from None
     except RecursionError:
         raise TransferError(f"{where}: invalid JSON: nested too deeply") from None
@@ -106,8 +125,10 @@ def _decode(text: str, where: str) -> Any:
 
 def _document_conversations(document: Any) -> list[Any]:
     if not isinstance(document, dict) or document.get("format") != FORMAT:
+        hint = _JSONL_HINT if isinstance(document, dict) and "session_id" in document else ""
         raise TransferError(
             f'the file is not a {FORMAT} export: expected an object with "format": "{FORMAT}".'
+            + hint
         )
     if document.get("version") != VERSION:
         raise TransferError(f"unsupported export version {document.get('version')!r}.")
@@ -142,22 +163,27 @@ def _conversation(record: Any, where: str) -> Conversation:
 
 
 def _items(entries: list[Any], where: str) -> list[tuple[datetime, EncodedItem]]:
-    for index, entry in enumerate(entries):
+    # Positions count from 1, like the lines of a JSONL file: "item 1" is the first.
+    for number, entry in enumerate(entries, start=1):
         if not isinstance(entry, dict) or "item" not in entry:
             raise TransferError(
-                f'{where}: item {index}: expected {{"created_at": ..., "item": ...}}.'
+                f'{where}: item {number}: expected {{"created_at": ..., "item": ...}}.'
             )
     try:
-        encoded = serialization.encode_items(
-            [entry["item"] for entry in entries],
-            max_bytes=app_settings.MAX_ITEM_BYTES,
-            max_depth=app_settings.MAX_ITEM_DEPTH,
-        )
+        encoded = [
+            serialization.encode_item(
+                entry["item"],
+                index=number,
+                max_bytes=app_settings.MAX_ITEM_BYTES,
+                max_depth=app_settings.MAX_ITEM_DEPTH,
+            )
+            for number, entry in enumerate(entries, start=1)
+        ]
     except (TypeError, ValueError) as error:
         raise TransferError(f"{where}: {error}") from None
     times = [
-        _timestamp(entry.get("created_at"), f"{where}: item {index}: created_at")
-        for index, entry in enumerate(entries)
+        _timestamp(entry.get("created_at"), f"{where}: item {number}: created_at")
+        for number, entry in enumerate(entries, start=1)
     ]
     return list(zip(times, encoded, strict=True))
 

@@ -9,6 +9,7 @@ from agents import Agent
 from django.conf import settings
 from django.core.checks import CheckMessage, Error, Warning
 from django.core.exceptions import ImproperlyConfigured
+from django.utils.module_loading import import_string
 
 from django_agent_sessions.checks import check_positive
 from django_agent_sessions.conf import DEFAULTS, app_settings
@@ -99,8 +100,71 @@ def _check_rate_limit() -> list[CheckMessage]:
     return []
 
 
-def _check_websocket_deployment() -> list[CheckMessage]:
+_GUIDE = "See docs/integration.md."
+
+
+def _check_wiring() -> list[CheckMessage]:
+    """The mistakes that otherwise show only in the browser (a 404 or 500 handshake)."""
     messages: list[CheckMessage] = []
+    apps = list(getattr(settings, "INSTALLED_APPS", []))
+    if not getattr(settings, "ASGI_APPLICATION", None):
+        messages.append(
+            Error(
+                "AGENT_SESSIONS['AGENT'] is set but ASGI_APPLICATION is not: the chat's "
+                "websocket would get a 404.",
+                hint='Set ASGI_APPLICATION = "mysite.asgi.application" and route '
+                "django_agent_sessions.routing.websocket_urlpatterns in asgi.py. " + _GUIDE,
+                id=f"{_ID}.E014",
+            )
+        )
+    if "channels" not in apps:
+        messages.append(
+            Error(
+                "AGENT_SESSIONS['AGENT'] is set but 'channels' is not in INSTALLED_APPS.",
+                hint="Add 'channels' to INSTALLED_APPS. " + _GUIDE,
+                id=f"{_ID}.E015",
+            )
+        )
+    if "daphne" not in apps:
+        messages.append(
+            Warning(
+                "'daphne' is not in INSTALLED_APPS: runserver will not serve the websocket.",
+                hint="Put 'daphne' first in INSTALLED_APPS, or serve the project with "
+                "another ASGI server (then silence this warning). " + _GUIDE,
+                id=f"{_ID}.W014",
+            )
+        )
+    elif "django.contrib.staticfiles" in apps and apps.index("daphne") > apps.index(
+        "django.contrib.staticfiles"
+    ):
+        messages.append(
+            Error(
+                "'daphne' comes after 'django.contrib.staticfiles' in INSTALLED_APPS, so "
+                "runserver is staticfiles' (HTTP only) and the websocket is never served.",
+                hint='Put it first: INSTALLED_APPS = ["daphne", *INSTALLED_APPS, ...]. ' + _GUIDE,
+                id=f"{_ID}.E016",
+            )
+        )
+    for alias, layer in (getattr(settings, "CHANNEL_LAYERS", None) or {}).items():
+        backend = layer.get("BACKEND", "") if isinstance(layer, Mapping) else ""
+        try:
+            import_string(backend)
+        except ImportError as error:
+            extra = " (pip install 'django-agent-sessions[redis]')" if "redis" in backend else ""
+            messages.append(
+                Error(
+                    f"Channel layer {alias!r}: its BACKEND {backend!r} cannot be imported "
+                    f"({error}); the first websocket handshake would fail with a 500.",
+                    hint=f"Install the package that provides it{extra}, or use "
+                    "channels.layers.InMemoryChannelLayer for one process.",
+                    id=f"{_ID}.E017",
+                )
+            )
+    return messages
+
+
+def _check_websocket_deployment() -> list[CheckMessage]:
+    messages: list[CheckMessage] = _check_wiring()
     if "*" in getattr(settings, "ALLOWED_HOSTS", []):
         messages.append(
             Warning(

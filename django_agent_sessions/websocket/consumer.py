@@ -71,7 +71,8 @@ class _InvalidJson(ValueError):
 class AgentSessionConsumer(ClosingSafeMixin, RelayMixin, AsyncJsonWebsocketConsumer):  # type: ignore[misc]
     """Chat with the configured agent in the conversation named by the URL."""
 
-    conversation_pk: int | None = None
+    conversation_pk: int | None = None  # None until the conversation exists
+    accepted = False
     session_id = ""
     anonymous_key = ""  # the keyed hash of an anonymous socket's Django session key
     _holds_sweeper = False  # holds lost.sweeper while connected
@@ -86,18 +87,53 @@ class AgentSessionConsumer(ClosingSafeMixin, RelayMixin, AsyncJsonWebsocketConsu
         try:
             self.session_id = self.stored_session_id(requested)
             DjangoSession(self.session_id)  # validates the id
-            opened = await records.open_conversation(
-                self.session_id, owner_id=None if self.anonymous else user.pk
-            )
+            # Connecting writes nothing: a new id stays only an id until its first message.
+            opened = await records.find_conversation(self.session_id, owner_id=self.owner_id)
         except (SessionOwnershipError, ValueError):
             return await self._refuse(CLOSE_FORBIDDEN)
-        self.conversation_pk = opened.pk
+        self.accepted = True
         await self.accept()
-        await layer.retrying(
-            self.channel_layer.group_add, runs.group_name(opened.pk), self.channel_name
-        )
         lost.sweeper.acquire(self.channel_layer)
         self._holds_sweeper = True
+        if opened is None:
+            await layer.retrying(
+                self.channel_layer.group_add,
+                runs.pending_group_name(self.session_id),
+                self.channel_name,
+            )
+            await self.send_empty_history()
+            return
+        await self._join(opened.pk)
+        await self.send_history()
+
+    @property
+    def owner_id(self) -> Any:
+        return None if self.anonymous else self.scope["user"].pk
+
+    async def _join(self, conversation_pk: int) -> None:
+        self.conversation_pk = conversation_pk
+        await layer.retrying(
+            self.channel_layer.group_add, runs.group_name(conversation_pk), self.channel_name
+        )
+
+    async def _create_conversation(self) -> None:
+        """The first message: create the conversation, and bring every tab open on it."""
+        opened = await records.open_conversation(self.session_id, owner_id=self.owner_id)
+        pending = runs.pending_group_name(self.session_id)
+        await self.channel_layer.group_discard(pending, self.channel_name)
+        await self._join(opened.pk)
+        await self.channel_layer.group_send(
+            pending, {"type": "agent.created", "conversation_pk": opened.pk}
+        )
+
+    async def agent_created(self, message: dict[str, Any]) -> None:
+        """Another tab's first message created this socket's conversation: join it."""
+        if self.conversation_pk is not None:
+            return
+        await self.channel_layer.group_discard(
+            runs.pending_group_name(self.session_id), self.channel_name
+        )
+        await self._join(int(message["conversation_pk"]))
         await self.send_history()
 
     async def _refuse(self, code: int) -> None:
@@ -135,6 +171,10 @@ class AgentSessionConsumer(ClosingSafeMixin, RelayMixin, AsyncJsonWebsocketConsu
             self._holds_sweeper = False
             lost.sweeper.release()
         if self.conversation_pk is None:
+            if self.accepted:
+                await self.channel_layer.group_discard(
+                    runs.pending_group_name(self.session_id), self.channel_name
+                )
             return
         await layer.retrying(
             self.channel_layer.group_discard,
@@ -156,7 +196,7 @@ class AgentSessionConsumer(ClosingSafeMixin, RelayMixin, AsyncJsonWebsocketConsu
     # Frames from the browser ------------------------------------------------------
 
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
-        if self.conversation_pk is None:
+        if not self.accepted:
             return  # a refused socket, closing: its frames are never read
         if text_data is None:
             return await self._error("invalid_frame", _("Send JSON text frames."))
@@ -205,10 +245,11 @@ class AgentSessionConsumer(ClosingSafeMixin, RelayMixin, AsyncJsonWebsocketConsu
             return await self._error(
                 "invalid_text", _("The message contains invalid characters."), client_id
             )
-        assert self.conversation_pk is not None
-        if runs.local_run(self.conversation_pk) is not None:
-            return await self._busy(client_id)
-        await self.expire_overdue()
+        if self.conversation_pk is not None:
+            if runs.local_run(self.conversation_pk) is not None:
+                return await self._busy(client_id)
+            await self.expire_overdue()
+        # Counted here, where writing begins: connecting writes nothing, so is not counted.
         retry_after = await ratelimit.retry_after(self.rate_limit_key())
         if retry_after is not None:
             return await self._error(
@@ -218,7 +259,13 @@ class AgentSessionConsumer(ClosingSafeMixin, RelayMixin, AsyncJsonWebsocketConsu
                 retry_after=retry_after,
             )
         try:
+            if self.conversation_pk is None:
+                await self._create_conversation()  # owned by this user
             active = await self._launch(text, client_id)
+        except SessionOwnershipError:
+            # Someone else created this id between our connect and this first message.
+            await self.close(code=CLOSE_FORBIDDEN)
+            return
         except Exception:
             # A broken agent factory or an unreachable database: the browser learns that
             # nothing started, the details go to the log, and the socket stays usable.
@@ -315,6 +362,8 @@ class AgentSessionConsumer(ClosingSafeMixin, RelayMixin, AsyncJsonWebsocketConsu
             )
 
     async def _cancel(self, content: dict[str, Any]) -> None:
+        if self.conversation_pk is None:
+            return  # nothing was ever started here
         assert self.conversation_pk is not None
         # A run waiting for approvals has no task to cancel: it is ended in the database.
         if await waiting.end_waiting_run(

@@ -45,6 +45,7 @@ __all__ = [
     "StartedRun",
     "expire_stale_runs",
     "expired_record",
+    "find_conversation",
     "finish_run",
     "open_conversation",
     "read_history",
@@ -76,6 +77,11 @@ class StartedRun:
 async def open_conversation(session_id: str, *, owner_id: Any) -> OpenedConversation:
     """See ``store.conversations.open_conversation``."""
     return await bridge.run(_open_conversation, session_id, owner_id)
+
+
+async def find_conversation(session_id: str, *, owner_id: Any) -> OpenedConversation | None:
+    """See ``store.conversations.find_conversation``."""
+    return await bridge.run(_find_conversation, session_id, owner_id)
 
 
 async def read_history(
@@ -146,6 +152,11 @@ async def finish_run(
 @bridge.with_fresh_connections
 def _open_conversation(session_id: str, owner_id: Any) -> OpenedConversation:
     return conversations.open_conversation(session_id, owner_id=owner_id)
+
+
+@bridge.with_fresh_connections
+def _find_conversation(session_id: str, owner_id: Any) -> OpenedConversation | None:
+    return conversations.find_conversation(session_id, owner_id=owner_id)
 
 
 @bridge.with_fresh_connections

@@ -126,6 +126,21 @@ class RelayMixin:
             }
         )
 
+    async def send_empty_history(self) -> None:
+        """The history frame of a conversation that does not exist yet."""
+        await self.send_json(
+            {
+                "type": "history",
+                "protocol": PROTOCOL_VERSION,
+                "items": [],
+                "has_more": False,
+                "oldest_id": None,
+                "last_item_id": None,
+                "active_run": None,
+                "pending_approvals": [],
+            }
+        )
+
     async def send_older(self, before: Any) -> None:
         """A ``history.page`` of the items older than the item id ``before``."""
         if isinstance(before, bool) or not isinstance(before, int) or before < 1:
@@ -136,6 +151,10 @@ class RelayMixin:
                     "message": _("before must be an item id."),
                 }
             )
+            return
+        if self.conversation_pk is None:  # not created yet: nothing is older
+            page = {"items": [], "has_more": False, "oldest_id": None}
+            await self.send_json({"type": "history.page", "before": before, **page})
             return
         history = await self._load_history(up_to_item_id=None, before_id=before)
         await self.send_json(

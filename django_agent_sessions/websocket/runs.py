@@ -18,6 +18,7 @@ client sent. Every database operation is one hop, through ``records``.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import logging
 import uuid
 from dataclasses import dataclass
@@ -52,6 +53,16 @@ _local_runs: dict[int, ActiveRun] = {}
 def group_name(session_pk: int) -> str:
     """The group of the sockets watching a conversation."""
     return f"agent_sessions.{session_pk}"
+
+
+def pending_group_name(session_id: str) -> str:
+    """The group of the sockets open on an id whose conversation does not exist yet.
+
+    The first message creates the conversation and tells this group its primary key, so
+    every tab already open on the new id joins the conversation and sees the run.
+    """
+    digest = hashlib.sha256(session_id.encode("utf-8", "surrogatepass")).hexdigest()[:48]
+    return f"agent_sessions.new.{digest}"
 
 
 def control_group_name(session_pk: int) -> str:

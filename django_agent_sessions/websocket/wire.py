@@ -7,13 +7,16 @@ and formatted here, so a conversation looks the same in the ``history`` frame an
 
 Every display item has a ``kind``:
 
-- ``message``: ``role``, ``text``
+- ``message``: ``role``, ``text``; assistant messages also ``html``: the text's Markdown
+  rendered and sanitized by ``rendering.render_markdown``, safe to insert as HTML
 - ``tool_call``: ``call_id``, ``name``, ``arguments`` (the JSON text the model wrote)
 - ``tool_output``: ``call_id``, ``output`` (text)
 - ``reasoning``: ``text`` (the summary, often empty)
 - ``handoff``: ``source``, ``target`` (agent names; live runs only: the handoff's tool
   call shows as a ``tool_call``, and history shows its output as a ``tool_output``)
 - ``other``: ``type`` (an item type a chat page may ignore)
+
+Items of the ``history`` frame also carry ``created_at`` (ISO 8601), when they were stored.
 """
 
 from __future__ import annotations
@@ -25,12 +28,9 @@ from typing import Any
 from agents.items import HandoffOutputItem, RunItem
 
 from django_agent_sessions.items import ItemView, describe
+from django_agent_sessions.rendering import render_markdown
 from django_agent_sessions.serialization import is_valid_unicode as is_valid_unicode
 from django_agent_sessions.serialization import valid_unicode
-
-
-def display_items(items: list[Any]) -> list[dict[str, Any]]:
-    return [display_item(item) for item in items if isinstance(item, Mapping)]
 
 
 def display_item(item: Mapping[str, Any]) -> dict[str, Any]:
@@ -89,6 +89,7 @@ def _note(run: Any) -> dict[str, Any]:
         "kind": "message",
         "role": "assistant",
         "text": valid_unicode(run.partial_text),
+        "html": render_markdown(valid_unicode(run.partial_text)),
         "status": run.status,
         "id": None,
         "created_at": None,
@@ -113,7 +114,16 @@ def display_run_item(item: RunItem) -> dict[str, Any]:
 
 def _formatted(view: ItemView) -> dict[str, Any]:
     if view.kind == "message":
-        return {"kind": "message", "role": view.role or "assistant", "text": view.text}
+        role = view.role or "assistant"
+        if role == "user":
+            return {"kind": "message", "role": role, "text": view.text}
+        # Rendered once, on the server: every tab and the history show the same safe HTML.
+        return {
+            "kind": "message",
+            "role": role,
+            "text": view.text,
+            "html": render_markdown(view.text),
+        }
     if view.kind == "tool_call":
         return {
             "kind": "tool_call",

@@ -5,7 +5,7 @@ from django.utils.translation import gettext_lazy as _
 
 
 class ChatConfig(AppConfig):
-    """The example chat page: views, templates, static files and the demo login command."""
+    """The example's touches on the packaged chat: login, icon, demo hint, demo login command."""
 
     name = "example_project.chat"
     label = "example_chat"

@@ -2,15 +2,13 @@
 
 The server is a real ``daphne example_project.asgi:application`` process in production
 mode on the test database, with the offline demo model at a fast pace
-(``DEMO_MODEL_DELAY=0.01``). Screenshots land in the test artifacts; set
-``SAVE_DOCS_SCREENSHOT=1`` to also refresh ``docs/images/chat.png``.
+(``DEMO_MODEL_DELAY=0.01``). Screenshots land in the test artifacts; ``docs/images/``
+is refreshed by test_chat_ui_browser.py.
 """
 
 from __future__ import annotations
 
-import os
 import re
-import shutil
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -18,7 +16,7 @@ from typing import Any
 import pytest
 
 from example_project.tests.conftest import log_in, wait_connected
-from example_project.tests.servers import REPO_ROOT, create_user
+from example_project.tests.servers import create_user
 from tests.browser import save_screenshot
 
 pytestmark = pytest.mark.browser
@@ -112,17 +110,18 @@ def test_chat_streams_replies_shows_tool_calls_and_keeps_history(chat_server, pa
     assert not call.locator("pre").is_visible(), "collapsed until opened"
     call.locator("summary").click()
     assert '"expression": "(12 + 30) * 2"' in str(call.locator("pre").text_content())
-    page.wait_for_selector("details.tool-output summary:text('Tool output: 84')")
-    page.wait_for_selector(f"{ASSISTANT} .text:text-is('The calculator says (12 + 30) * 2 = 84.')")
+    page.wait_for_selector("details.tool-output summary:text('Tool output (calculate): 84')")
+    page.wait_for_selector(
+        f"{ASSISTANT} .text.markdown p:text-is('The calculator says (12 + 30) * 2 = 84.')"
+    )
     wait_idle(page)
-    path = save_screenshot(page, "chat")
-    if os.environ.get("SAVE_DOCS_SCREENSHOT") == "1":
-        shutil.copyfile(path, REPO_ROOT / "docs" / "images" / "chat.png")
+    # (docs/images/chat.png is made by test_chat_ui_browser.py.)
+    save_screenshot(page, "chat-e2e")
 
     page.reload()
     wait_connected(page)
     page.wait_for_selector("details.tool-call")
-    texts = page.locator(".message .text").all_text_contents()
+    texts = [text.strip() for text in page.locator(".message .text").all_text_contents()]
     assert texts[0] == "Hello, demo agent!"
     assert texts[2] == "What is (12 + 30) * 2?"
     assert texts[-1] == "The calculator says (12 + 30) * 2 = 84."
@@ -185,7 +184,9 @@ def test_a_second_tab_sees_the_same_run(chat_server, chat_user, context, page):
     for tab in (page, second):
         tab.wait_for_selector(".message-user .text:text-is('What is 6 * 7?')")
         tab.wait_for_selector("details.tool-call summary:text('Tool call: calculate')")
-        tab.wait_for_selector(f"{ASSISTANT} .text:text-is('The calculator says 6 * 7 = 42.')")
+        tab.wait_for_selector(
+            f"{ASSISTANT} .text.markdown p:text-is('The calculator says 6 * 7 = 42.')"
+        )
     wait_idle(second)
     save_screenshot(second, "chat-second-tab")
 
@@ -202,7 +203,7 @@ def test_clear_empties_the_conversation(chat_server, chat_user, page):
     log_in(page, chat_server.url, chat_user)
     send(page, "Remember the word pineapple")
     wait_idle(page)
-    page.get_by_role("button", name="Clear conversation").click()
+    page.get_by_role("button", name="Clear", exact=True).click()
     page.wait_for_selector(".empty-hint")
     assert page.locator(".message").count() == 0
 
@@ -289,5 +290,5 @@ def test_keyboard_use(chat_server, chat_user, page):
 
     page.keyboard.press("Shift+Tab")  # back from the box: reachable controls, in order
     focused = page.evaluate("document.activeElement.textContent.trim()")
-    assert focused == "Clear conversation"
+    assert focused == "Regenerate", "the last reply's action comes right before the box"
     assert re.search(r"/admin/", str(page.get_by_role("link", name="Admin").get_attribute("href")))

@@ -89,14 +89,20 @@ def test_chat_page_is_wired_to_the_websocket_and_the_admin(client_alice, alice):
     assert response.status_code == 200
     body = response.content.decode()
     assert 'data-socket-path="/ws/agent-sessions/conv-1/"' in body
-    assert f'data-clear-url="{reverse("chat:clear", args=["conv-1"])}"' in body
-    assert 'href="/admin/"' in body
+    assert f'data-clear-url="{reverse("django_agent_sessions:clear", args=["conv-1"])}"' in body
+    assert 'href="/admin/"' not in body, "the admin link is for staff only"
     assert 'href="/new/"' in body
     assert '<h1 id="conversation-title">Plan my trip to Lisbon</h1>' in body
-    assert '<label for="message">' in body
+    assert '<label for="message" id="message-label">' in body
     assert 'aria-current="page"' in body
     assert "<script>" not in body, "no inline script: the CSP forbids it"
-    assert '<script type="module" src="/static/chat/chat.js"></script>' in body
+    assert (
+        '<script type="module" src="/static/django_agent_sessions/chat/chat.js"></script>' in body
+    )
+
+    # The example's own template extends the packaged one.
+    assert "calculate (12 + 30) * 2" in body
+    assert '<p class="brand">Agent chat</p>' in body
     policy = csp_of(response)
     assert "connect-src 'self' ws://testserver wss://testserver" in policy
     assert "default-src 'none'" in policy
@@ -189,7 +195,7 @@ def test_page_strings_are_all_present(client_alice):
     body = client_alice.get(f"/c/{uuid.uuid4().hex}/").content.decode()
     strings = re.search(r'<div hidden id="chat-strings"(.*?)></div>', body, re.S)
     assert strings is not None
-    scripts = Path(__file__).parents[2] / "example_project/chat/static/chat"
+    scripts = Path(__file__).parents[2] / "django_agent_sessions/static/django_agent_sessions/chat"
     used = set()
     for script in scripts.glob("*.js"):
         used |= set(re.findall(r"strings\.(\w+)", script.read_text()))
@@ -221,7 +227,12 @@ def test_ensure_demo_user_creates_a_superuser_once(capsys):
 def test_static_files_exist():
     from django.contrib.staticfiles import finders
 
-    for name in ["chat/chat.js", "chat/chat.css", "chat/favicon.svg"]:
+    for name in [
+        "django_agent_sessions/chat/chat.js",
+        "django_agent_sessions/chat/chat.css",
+        "chat/favicon.svg",
+        "chat/login.css",
+    ]:
         assert finders.find(name), name
 
 

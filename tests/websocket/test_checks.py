@@ -84,3 +84,46 @@ def test_a_rate_limit_in_a_per_process_cache_with_a_shared_layer_warns(settings)
     settings.AGENT_SESSIONS = {"RATE_LIMIT": "30/m"}
     settings.CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
     assert _check_rate_limit_cache() == []
+
+
+AGENT = {"AGENT": "tests.chat_agent.make_agent"}
+
+
+def ids(messages) -> list[str]:
+    return [m.id.removeprefix("django_agent_sessions.") for m in messages]
+
+
+def test_agent_without_an_asgi_application_is_an_error(settings):
+    settings.AGENT_SESSIONS = AGENT
+    del settings.ASGI_APPLICATION
+    messages = check_streaming_settings()
+    assert ids(messages) == ["E014"]
+    assert "404" in messages[0].msg
+
+
+def test_channels_and_daphne_must_be_installed_and_daphne_first(settings):
+    settings.AGENT_SESSIONS = AGENT
+    apps = [a for a in settings.INSTALLED_APPS if a not in {"daphne", "channels"}]
+    settings.INSTALLED_APPS = apps
+    assert ids(check_streaming_settings()) == ["E015", "W014"]
+    settings.INSTALLED_APPS = [*apps, "channels", "daphne"]  # appended: after staticfiles
+    messages = check_streaming_settings()
+    assert ids(messages) == ["E016"]
+    assert '["daphne", *INSTALLED_APPS' in messages[0].hint
+    settings.INSTALLED_APPS = ["daphne", *apps, "channels"]
+    assert check_streaming_settings() == []
+
+
+def test_a_channel_layer_that_cannot_be_imported_is_an_error(settings):
+    settings.AGENT_SESSIONS = AGENT
+    settings.CHANNEL_LAYERS = {"default": {"BACKEND": "not_installed_redis.core.Layer"}}
+    messages = check_streaming_settings()
+    assert ids(messages) == ["E017"]
+    assert "django-agent-sessions[redis]" in messages[0].hint
+
+
+def test_wiring_is_not_checked_without_an_agent(settings):
+    settings.AGENT_SESSIONS = {}
+    del settings.ASGI_APPLICATION
+    settings.CHANNEL_LAYERS = {"default": {"BACKEND": "not_installed.Layer"}}
+    assert check_streaming_settings() == []

@@ -9,6 +9,7 @@ import pytest
 from asgiref.sync import sync_to_async
 from channels.layers import get_channel_layer
 
+from django_agent_sessions import DjangoSession
 from django_agent_sessions.consumers import anonymous_owner
 from django_agent_sessions.models import AgentRun, AgentSession, SessionItem
 from django_agent_sessions.websocket import runs
@@ -128,6 +129,7 @@ async def test_a_conversation_streams_and_is_there_after_reconnecting(alice_cook
             "kind": "message",
             "role": "assistant",
             "text": ANSWER,
+            "html": f"<p>{ANSWER}</p>\n",
             "id": first_id + 1,
             "created_at": None,
             "run_id": run_id,
@@ -163,14 +165,44 @@ async def test_two_sockets_on_one_conversation_both_see_the_run(alice_cookie, se
     chat_agent.script(streamed_reply(ANSWER))
     first, second = Socket(session_id, alice_cookie), Socket(session_id, alice_cookie)
     await first.open()
-    await second.open()
+    await second.open()  # both open on a new id: nothing is stored yet
+    assert not await AgentSession.objects.filter(session_id=session_id).aexists()
     await first.say("Weather?")
     seen_first = await first.until("run.completed")
     seen_second = await second.until("run.completed")
-    assert seen_first == seen_second
-    assert text_of(seen_second) == ANSWER
+    assert text_of(seen_first) == ANSWER
+    # The second tab joins when the first message creates the conversation: it gets
+    # the run from its start, or a history frame with the run so far, then the rest.
+    if seen_second[0]["type"] == "history":
+        caught_up = seen_second[0]["active_run"]
+        assert caught_up["run_id"] == seen_first[0]["run_id"]
+        assert caught_up["text"] + text_of(seen_second[1:]) == ANSWER
+    else:
+        assert seen_second == seen_first
+    assert seen_second[-1] == seen_first[-1]
     await first.close()
     await second.close()
+
+
+async def test_connecting_writes_nothing_and_the_first_message_creates(
+    alice, alice_cookie, session_id
+):
+    chat_agent.script(streamed_reply(ANSWER))
+    for _ in range(3):
+        socket = Socket(session_id, alice_cookie)
+        history = await socket.open()
+        assert history == {"type": "history", "items": [], "active_run": None}
+        await socket.send({"type": "cancel"})  # nothing to cancel, nothing written
+        await socket.close()
+    assert not await AgentSession.objects.filter(session_id=session_id).aexists()
+    socket = Socket(session_id, alice_cookie)
+    await socket.open()
+    await socket.say("Weather?")
+    await socket.until("run.completed")
+    conversation = await AgentSession.objects.aget(session_id=session_id)
+    assert conversation.owner_id == alice.pk
+    assert conversation.title == "Weather?"
+    await socket.close()
 
 
 async def test_a_socket_connecting_mid_run_catches_up(alice_cookie, session_id):
@@ -591,11 +623,12 @@ async def test_cancel_naming_another_run_changes_nothing(alice_cookie, session_i
 
 
 async def test_run_events_reach_the_socket_while_the_database_thread_is_busy(
-    alice_cookie, session_id
+    alice, alice_cookie, session_id
 ):
     # Relaying an event must not wait for Django's sync thread (channels' dispatch hops
     # there before every message): a run streams faster than such a hop, and the
     # channel layer drops what a socket does not take in time.
+    await DjangoSession(session_id, owner=alice).add_items([{"role": "user", "content": "hi"}])
     socket = Socket(session_id, alice_cookie)
     await socket.open()
     pk = (

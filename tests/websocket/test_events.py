@@ -60,7 +60,12 @@ async def test_a_run_streams_deltas_that_add_up_to_the_message(session_id):
     assert len(deltas) > 3
     assert "".join(d["delta"] for d in deltas) == ANSWER
     message = of_type(events, "item.completed")[-1]["item"]
-    assert message == {"kind": "message", "role": "assistant", "text": ANSWER}
+    assert message == {
+        "kind": "message",
+        "role": "assistant",
+        "text": ANSWER,
+        "html": f"<p>{ANSWER}</p>\n",
+    }
     done = events[-1]
     assert done["type"] == "run.completed"
     assert done["final_output"] == ANSWER
@@ -230,5 +235,10 @@ async def test_a_handoff_shows_which_agent_takes_over():
     assert [item["kind"] for item in items] == ["message", "tool_call", "handoff", "message"]
     assert items[1]["name"] == transfer.tool_name
     assert items[2] == {"kind": "handoff", "source": "Triage", "target": "Specialist"}
-    assert items[-1] == {"kind": "message", "role": "assistant", "text": "Expert answer."}
+    assert items[-1] == {
+        "kind": "message",
+        "role": "assistant",
+        "text": "Expert answer.",
+        "html": "<p>Expert answer.</p>\n",
+    }
     assert events[-1]["type"] == "run.completed"

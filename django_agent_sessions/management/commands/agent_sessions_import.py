@@ -1,4 +1,7 @@
-"""``manage.py agent_sessions_import FILE [--format json|jsonl]``."""
+"""``manage.py agent_sessions_import FILE [--format json|jsonl]``.
+
+Positions in error messages count from 1: line 1, conversation 1, item 1 are the first.
+"""
 
 from __future__ import annotations
 
@@ -22,17 +25,21 @@ class Command(BaseCommand):
         parser.add_argument(
             "--format",
             choices=transfer.FORMATS,
-            help="Default from the file's extension (.jsonl/.ndjson: jsonl), else json.",
+            help="Default: jsonl for .jsonl/.ndjson files, else detected from the content "
+            "(several JSON objects, one per line: jsonl; one document: json).",
         )
         parser.add_argument("--database", default=None, help="Database alias to write.")
 
     def handle(self, *args: Any, **options: Any) -> None:
         name = options["file"]
-        fmt = options["format"] or transfer.format_for(name)
         try:
             text = sys.stdin.read() if name == "-" else Path(name).read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as error:
             raise CommandError(f"Cannot read {name}: {error}") from None
+        fmt = options["format"]
+        if fmt is None:
+            by_name = transfer.format_for(name)
+            fmt = by_name if by_name == "jsonl" else transfer.detect_format(text)
         try:
             conversations = transfer.parse(text, fmt)
             imported = transfer.import_conversations(conversations, using=options["database"])

@@ -1,0 +1,1 @@
+"""The packaged chat page and the conversation management it uses (``urls.py``)."""

@@ -1,0 +1,315 @@
+/*
+ * The transcript: renders display items (docs/wire-protocol.md) and the reply being written.
+ *
+ * What a user, a tool or the model wrote is inserted with textContent. The one exception
+ * is an assistant message's `html` field: Markdown rendered on the server by
+ * django_agent_sessions.rendering (raw HTML disabled, then sanitized by nh3), so it holds
+ * no script, no event handler and no javascript: link. While a reply streams, its text is
+ * shown as plain text; the rendered HTML replaces it when the message completes.
+ *
+ * Every rendered item carries data-kind (and messages data-role); a stopped or failed
+ * reply carries data-status. Themes and tests rely on these attributes.
+ */
+
+export function element(tag, className, text) {
+  const node = document.createElement(tag);
+  if (className) node.className = className;
+  if (text !== undefined) node.textContent = text;
+  return node;
+}
+
+function shorten(text, length) {
+  const flat = String(text).replace(/\s+/g, " ").trim();
+  return flat.length > length ? flat.slice(0, length - 1) + "…" : flat;
+}
+
+function prettyJson(text) {
+  try {
+    return JSON.stringify(JSON.parse(text), null, 2);
+  } catch (error) {
+    return String(text);
+  }
+}
+
+const timeFormat = new Intl.DateTimeFormat(undefined, { hour: "2-digit", minute: "2-digit" });
+const dateTimeFormat = new Intl.DateTimeFormat(undefined, { dateStyle: "medium", timeStyle: "short" });
+
+function timestamp(value) {
+  const date = value ? new Date(value) : new Date();
+  const valid = !Number.isNaN(date.getTime()) ? date : new Date();
+  const node = element("time", "timestamp", timeFormat.format(valid));
+  node.dateTime = valid.toISOString();
+  node.title = dateTimeFormat.format(valid);
+  return node;
+}
+
+export async function copyText(text) {
+  if (navigator.clipboard && window.isSecureContext) {
+    await navigator.clipboard.writeText(text);
+    return;
+  }
+  // Plain http on a non-local host: the old way still works.
+  const area = element("textarea");
+  area.value = text;
+  area.setAttribute("readonly", "");
+  area.className = "visually-hidden";
+  document.body.appendChild(area);
+  area.select();
+  document.execCommand("copy");
+  area.remove();
+}
+
+export class Transcript {
+  constructor(container, strings) {
+    this.container = container;
+    this.strings = strings;
+    this.streaming = null; // {runId, article, textElement} of the reply being written
+    this.pendingEcho = []; // our own messages, shown before the server confirmed them
+    this.idle = true;
+    this.toolNames = new Map(); // call_id -> tool name, to label outputs
+  }
+
+  reset() {
+    this.container.replaceChildren();
+    this.streaming = null;
+    this.pendingEcho = [];
+    this.toolNames.clear();
+  }
+
+  nearEnd(margin) {
+    const box = this.container;
+    return box.scrollHeight - box.scrollTop - box.clientHeight < margin;
+  }
+
+  scrollToEnd() {
+    this.container.scrollTop = this.container.scrollHeight;
+  }
+
+  append(node) {
+    const hint = this.container.querySelector(".empty-hint");
+    if (hint) hint.remove();
+    const follow = this.nearEnd(80);
+    this.container.appendChild(node);
+    if (follow) this.scrollToEnd();
+    return node;
+  }
+
+  /* ---------- messages ---------- */
+
+  message(role, text, html, createdAt) {
+    const isUser = role === "user";
+    const article = element("article", "message message-" + (isUser ? "user" : "assistant"));
+    article.dataset.kind = "message";
+    article.dataset.role = isUser ? "user" : "assistant";
+    const header = element("header", "message-header");
+    header.appendChild(element("h2", "speaker", isUser ? this.strings.you : this.strings.assistant));
+    header.appendChild(timestamp(createdAt));
+    article.appendChild(header);
+    const textElement = element("div", "text");
+    article.appendChild(textElement);
+    this.setContent(article, textElement, text, html);
+    article.appendChild(this.actions(article, isUser));
+    return { article: article, textElement: textElement };
+  }
+
+  setContent(article, textElement, text, html) {
+    article.copyText = text || "";
+    if (typeof html === "string" && html) {
+      // Sanitized on the server (rendering.py); see the comment at the top.
+      textElement.innerHTML = html;
+      textElement.classList.add("markdown");
+      this.addCodeCopyButtons(textElement);
+    } else {
+      textElement.textContent = text || "";
+      textElement.classList.remove("markdown");
+    }
+  }
+
+  actions(article, isUser) {
+    const bar = element("div", "message-actions");
+    const copy = element("button", "action copy", this.strings.copy);
+    copy.type = "button";
+    copy.addEventListener("click", () => this.copyWithFeedback(copy, article.copyText));
+    bar.appendChild(copy);
+    const again = element("button", "action " + (isUser ? "edit" : "regenerate"),
+      isUser ? this.strings.edit : this.strings.regenerate);
+    again.type = "button";
+    again.hidden = true; // only the last turn's, and only while no run is active
+    again.addEventListener("click", () => {
+      const eventName = isUser ? "transcript:edit" : "transcript:regenerate";
+      this.container.dispatchEvent(new CustomEvent(eventName, { detail: { article: article } }));
+    });
+    bar.appendChild(again);
+    return bar;
+  }
+
+  addCodeCopyButtons(root) {
+    root.querySelectorAll("pre").forEach((pre) => {
+      const wrapper = element("div", "code-block");
+      pre.replaceWith(wrapper);
+      wrapper.appendChild(pre);
+      pre.tabIndex = 0; // it scrolls sideways: keyboard users must reach it too
+      const button = element("button", "action copy-code", this.strings.copyCode);
+      button.type = "button";
+      button.addEventListener("click", () => this.copyWithFeedback(button, pre.textContent));
+      wrapper.appendChild(button);
+    });
+  }
+
+  async copyWithFeedback(button, text) {
+    const label = button.textContent;
+    try {
+      await copyText(text);
+      button.textContent = this.strings.copied;
+    } catch (error) {
+      return;
+    }
+    window.setTimeout(() => {
+      button.textContent = label;
+    }, 1500);
+  }
+
+  /* ---------- other items ---------- */
+
+  collapsible(kind, className, summaryText, contentText) {
+    const details = element("details", "entry " + className);
+    details.dataset.kind = kind;
+    details.appendChild(element("summary", null, summaryText));
+    details.appendChild(element("pre", "payload", contentText));
+    return this.append(details);
+  }
+
+  render(item) {
+    const strings = this.strings;
+    switch (item.kind) {
+      case "message":
+        return this.append(this.message(item.role, item.text, item.html, item.created_at).article);
+      case "tool_call":
+        if (item.call_id) this.toolNames.set(item.call_id, item.name);
+        return this.collapsible("tool_call", "tool-call", strings.toolCall + ": " + item.name,
+          prettyJson(item.arguments));
+      case "tool_output": {
+        const name = item.name || this.toolNames.get(item.call_id);
+        const label = strings.toolOutput + (name ? " (" + name + ")" : "") + ": " + shorten(item.output, 60);
+        return this.collapsible("tool_output", "tool-output", label, item.output);
+      }
+      case "reasoning":
+        return item.text ? this.collapsible("reasoning", "reasoning", strings.reasoning, item.text) : null;
+      case "handoff": {
+        if (!item.target) return null;
+        const node = this.note(strings.handoff + " " + item.target, "handoff");
+        node.dataset.kind = "handoff";
+        return node;
+      }
+      default:
+        return null; // kinds a chat page need not show
+    }
+  }
+
+  note(text, className) {
+    return this.append(element("p", "entry " + (className || "note"), text));
+  }
+
+  showEmptyHint(text) {
+    if (!this.container.querySelector(".message, .entry")) {
+      this.container.appendChild(element("p", "empty-hint", text));
+    }
+  }
+
+  /* ---------- the assistant message being streamed ---------- */
+
+  streamingReply(runId) {
+    if (!this.streaming || this.streaming.runId !== runId) {
+      const reply = this.message("assistant", "");
+      reply.article.classList.add("is-streaming");
+      reply.article.setAttribute("aria-busy", "true");
+      this.append(reply.article);
+      this.streaming = { runId: runId, article: reply.article, textElement: reply.textElement };
+    }
+    return this.streaming;
+  }
+
+  appendDelta(runId, delta) {
+    const follow = this.nearEnd(160);
+    const reply = this.streamingReply(runId);
+    // Plain text while it streams: cheap, and nothing half-parsed reaches the DOM.
+    reply.textElement.textContent += delta;
+    reply.article.copyText = reply.textElement.textContent;
+    if (follow) this.scrollToEnd();
+  }
+
+  isStreaming(runId) {
+    return this.streaming !== null && this.streaming.runId === runId;
+  }
+
+  finishReply(item, status, noteText) {
+    const current = this.streaming;
+    if (!current) return false;
+    // The completed message is authoritative: it repairs any missed delta.
+    if (item) this.setContent(current.article, current.textElement, item.text, item.html);
+    current.article.classList.remove("is-streaming");
+    current.article.removeAttribute("aria-busy");
+    if (status) current.article.dataset.status = status;
+    if (noteText) current.article.appendChild(element("p", "note", noteText));
+    this.streaming = null;
+    return true;
+  }
+
+  /* ---------- our own messages, shown at once, confirmed by the server's echo ---------- */
+
+  addPendingEcho(text) {
+    const echo = this.message("user", text);
+    echo.article.classList.add("is-pending");
+    this.append(echo.article);
+    this.pendingEcho.push({ text: text, article: echo.article });
+    this.scrollToEnd();
+  }
+
+  confirmEcho(text) {
+    const index = this.pendingEcho.findIndex((echo) => echo.text === text);
+    if (index === -1) return false;
+    this.pendingEcho[index].article.classList.remove("is-pending");
+    this.pendingEcho.splice(index, 1);
+    return true;
+  }
+
+  rejectLastEcho() {
+    const echo = this.pendingEcho.pop();
+    if (echo) {
+      echo.article.classList.add("is-rejected");
+      echo.article.dataset.status = "failed";
+    }
+  }
+
+  /* ---------- edit and regenerate: the last turn ---------- */
+
+  lastUserMessage() {
+    const users = this.container.querySelectorAll('[data-kind="message"][data-role="user"]');
+    return users.length ? users[users.length - 1] : null;
+  }
+
+  /* Remove the last user message and everything after it (the turn being redone). */
+  dropLastTurn() {
+    const last = this.lastUserMessage();
+    if (!last) return;
+    while (last.nextSibling) last.nextSibling.remove();
+    last.remove();
+  }
+
+  refreshActions(idle) {
+    this.idle = idle;
+    this.container.querySelectorAll(".action.edit, .action.regenerate").forEach((button) => {
+      button.hidden = true;
+    });
+    if (!idle) return;
+    const lastUser = this.lastUserMessage();
+    if (!lastUser || lastUser.classList.contains("is-pending")) return;
+    lastUser.querySelector(".action.edit").hidden = false;
+    const replies = this.container.querySelectorAll('[data-kind="message"][data-role="assistant"]');
+    const lastReply = replies.length ? replies[replies.length - 1] : null;
+    const target = lastReply || lastUser;
+    if (lastReply && lastUser.compareDocumentPosition(lastReply) & Node.DOCUMENT_POSITION_FOLLOWING) {
+      target.querySelector(".action.regenerate").hidden = false;
+    }
+  }
+}

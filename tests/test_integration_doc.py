@@ -1,0 +1,177 @@
+"""docs/integration.md, followed to the letter on a fresh ``django-admin startproject``.
+
+The code blocks are taken from the document itself (each is marked by an
+``<!-- integration: PATH MODE -->`` comment), applied to a new project in a temporary
+directory, and the result must pass ``check``, ``migrate``, and chat in a real browser
+through ``manage.py runserver`` (daphne's), exactly as the guide tells a developer to.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.browser import axe_violations, browser, save_screenshot  # noqa: F401
+
+pytestmark = pytest.mark.browser
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+GUIDE = REPO_ROOT / "docs" / "integration.md"
+BLOCK = re.compile(
+    r"<!-- integration: (?P<target>\S+)(?: (?P<mode>append|replace|new))? -->\n"
+    r"```(?P<lang>\w*)\n(?P<body>.*?\n)```$",  # the closing fence: a line of its own
+    re.S | re.M,
+)
+USERNAME, PASSWORD = "tryout", "pw-tryout-1234"
+
+
+def guide_blocks() -> list[tuple[str, str | None, str]]:
+    return [(m["target"], m["mode"], m["body"]) for m in BLOCK.finditer(GUIDE.read_text())]
+
+
+def test_the_guide_covers_every_step():
+    text = GUIDE.read_text()
+    targets = {(target, mode) for target, mode, _body in guide_blocks()}
+    assert targets == {
+        ("mysite/settings.py", "append"),
+        ("mysite/asgi.py", "replace"),
+        ("mysite/urls.py", "replace"),
+        ("mysite/chat_agent.py", "new"),
+        ("shell", None),
+    }
+    assert "pip install django-agent-sessions\n" in text
+    assert "pip install -e ./django-agent-sessions" in text  # from a checkout
+    assert "channels.layers.InMemoryChannelLayer" in text
+    assert "channels_redis.core.RedisChannelLayer" in text
+    assert 'pip install "django-agent-sessions[redis]"' in text
+    readme = (REPO_ROOT / "README.md").read_text()
+    assert "(docs/integration.md)" in readme
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def run(cwd: Path, env: dict[str, str], *args: str) -> str:
+    done = subprocess.run(
+        [sys.executable, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=180
+    )
+    assert done.returncode == 0, f"{' '.join(args)} failed:\n{done.stdout}\n{done.stderr}"
+    return done.stdout + done.stderr
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str]]:
+    root = tmp_path_factory.mktemp("fresh")
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if not key.startswith(("DJANGO_", "OPENAI_", "AGENT_SESSIONS_")) and key != "PYTHONPATH"
+    }
+    env.update(PYTHONDONTWRITEBYTECODE="1", PYTHONUNBUFFERED="1")
+    run(root, env, "-m", "django", "startproject", "mysite")
+    project_dir = root / "mysite"
+    for target, mode, body in guide_blocks():
+        if target == "shell":
+            continue
+        path = project_dir / target
+        if mode == "append":
+            path.write_text(path.read_text() + "\n" + body)
+        else:
+            assert (mode == "new") != path.exists(), f"{target}: the guide says {mode}"
+            path.write_text(body)
+    return project_dir, env
+
+
+def test_check_and_migrate_are_clean(project):
+    project_dir, env = project
+    out = run(project_dir, env, "manage.py", "check")
+    assert "System check identified no issues (0 silenced)." in out, out
+    run(project_dir, env, "manage.py", "migrate", "--no-input", "-v", "0")
+
+
+@pytest.fixture(scope="module")
+def server(project) -> Iterator[str]:
+    project_dir, env = project
+    run(project_dir, env, "manage.py", "migrate", "--no-input", "-v", "0")
+    run(
+        project_dir,
+        {**env, "DJANGO_SUPERUSER_PASSWORD": PASSWORD},
+        "manage.py",
+        "createsuperuser",
+        "--no-input",
+        "--username",
+        USERNAME,
+        "--email",
+        "tryout@example.com",
+    )
+    port = free_port()
+    log = (project_dir / "runserver.log").open("wb")
+    process = subprocess.Popen(
+        [sys.executable, "manage.py", "runserver", f"127.0.0.1:{port}", "--noreload"],
+        cwd=project_dir,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            assert process.poll() is None, (project_dir / "runserver.log").read_text()
+            try:
+                with urllib.request.urlopen(url + "/admin/login/", timeout=5) as reply:
+                    if reply.status == 200:
+                        break
+            except (urllib.error.URLError, ConnectionError, TimeoutError):
+                pass
+            assert time.monotonic() < deadline, "runserver did not answer in 60 s"
+            time.sleep(0.2)
+        yield url
+    finally:
+        process.terminate()
+        process.wait(timeout=15)
+        log.close()
+
+
+def test_a_fresh_project_chats(browser, server):  # noqa: F811
+    context = browser.new_context(viewport={"width": 1200, "height": 800})
+    context.set_default_timeout(20_000)
+    page = context.new_page()
+    problems: list[str] = []
+    page.on("pageerror", lambda error: problems.append(str(error)))
+    try:
+        page.goto(server + "/chat/")
+        # Not signed in: the admin's login page, as the guide's LOGIN_URL says.
+        page.get_by_label("Username").fill(USERNAME)
+        page.get_by_label("Password").fill(PASSWORD)
+        page.get_by_role("button", name="Log in").click()
+        page.wait_for_url(re.compile(r".*/chat/c/[0-9a-f]{32}/$"))
+        page.wait_for_selector('#connection-status[data-state="connected"]')
+
+        box = page.get_by_label("Message", exact=True)
+        box.fill("hello there")
+        box.press("Enter")
+        reply = page.locator('[data-kind="message"][data-role="assistant"] .text.markdown')
+        reply.wait_for()
+        assert reply.locator("strong").first.text_content() == "hello there"
+        assert reply.locator("li").count() == 2
+        assert "print('hello from the chat')" in str(reply.locator("pre code").text_content())
+        # The conversation now exists, and is listed under the title of its first message.
+        page.wait_for_selector("#conversation-list a[aria-current=page]:text('hello there')")
+        save_screenshot(page, "integration-fresh-project")
+        assert problems == []
+    finally:
+        context.close()
