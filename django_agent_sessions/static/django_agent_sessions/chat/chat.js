@@ -101,9 +101,21 @@ const handlers = {
       (active.items || []).forEach((item) => transcript.render(item));
       if (active.text) transcript.appendDelta(active.run_id, active.text);
     }
-    setBusy(active ? active.run_id : null);
+    // A run waiting for decisions holds the conversation, like a running one.
+    const pending = frame.pending_approvals || [];
+    pending.forEach((request) => transcript.approval(request, decide));
+    setBusy(active ? active.run_id : pending.length ? pending[0].run_id : null);
     transcript.showEmptyHint(emptyText);
     transcript.scrollToEnd();
+  },
+  "approval.requested"(frame) {
+    transcript.finishReply();
+    setBusy(frame.run_id);
+    transcript.approval(frame, decide);
+    announce(strings.approvalNeeded + ": " + frame.name);
+  },
+  "approval.resolved"(frame) {
+    transcript.resolveApproval(frame.call_id, frame.approve, frame.reason);
   },
   "run.started"(frame) {
     hideError();
@@ -150,7 +162,9 @@ const handlers = {
   },
   error(frame) {
     showError(frame.code === "busy" ? strings.busy : frame.message || frame.code);
-    transcript.rejectLastEcho();
+    if (frame.code !== "unknown_approval" && frame.code !== "invalid_approval") {
+      transcript.rejectLastEcho();
+    }
   },
 };
 
@@ -324,6 +338,10 @@ function onKeyDown(event) {
     event.preventDefault();
     ui.form.requestSubmit();
   }
+}
+
+function decide(callId, approve) {
+  return connection.send({ type: "approval", call_id: callId, approve: approve });
 }
 
 function stopRun() {

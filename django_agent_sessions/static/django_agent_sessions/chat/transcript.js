@@ -182,8 +182,16 @@ export class Transcript {
   render(item) {
     const strings = this.strings;
     switch (item.kind) {
-      case "message":
-        return this.append(this.message(item.role, item.text, item.html, item.created_at).article);
+      case "message": {
+        const shown = this.message(item.role, item.text, item.html, item.created_at);
+        if (item.status) {
+          // A run note: the reply a stopped or failed run had streamed (not saved).
+          shown.article.dataset.status = item.status;
+          const noteText = item.status === "failed" ? strings.failed + "." : strings.stopped;
+          shown.article.appendChild(element("p", "note", noteText));
+        }
+        return this.append(shown.article);
+      }
       case "tool_call":
         if (item.call_id) this.toolNames.set(item.call_id, item.name);
         return this.collapsible("tool_call", "tool-call", strings.toolCall + ": " + item.name,
@@ -204,6 +212,49 @@ export class Transcript {
       default:
         return null; // kinds a chat page need not show
     }
+  }
+
+  /* ---------- tool calls waiting for a decision (approval.requested) ---------- */
+
+  approval(request, onDecide) {
+    const strings = this.strings;
+    const existing = this.findApproval(request.call_id);
+    if (existing) return existing;
+    const box = element("section", "entry approval");
+    box.dataset.kind = "approval";
+    box.dataset.callId = request.call_id;
+    box.setAttribute("aria-label", strings.approvalNeeded + ": " + request.name);
+    box.appendChild(element("h2", "approval-title", strings.approvalNeeded + ": " + request.name));
+    box.appendChild(element("pre", "payload", prettyJson(request.arguments)));
+    const actions = element("div", "approval-actions");
+    const approve = element("button", "approve-button", strings.approve);
+    const reject = element("button", "reject-button", strings.reject);
+    for (const [button, decision] of [[approve, true], [reject, false]]) {
+      button.type = "button";
+      button.addEventListener("click", () => {
+        approve.disabled = reject.disabled = true;
+        if (!onDecide(request.call_id, decision)) approve.disabled = reject.disabled = false;
+      });
+      actions.appendChild(button);
+    }
+    box.appendChild(actions);
+    return this.append(box);
+  }
+
+  findApproval(callId) {
+    return Array.from(this.container.querySelectorAll("[data-kind='approval']")).find(
+      (node) => node.dataset.callId === callId
+    );
+  }
+
+  resolveApproval(callId, approved, reason) {
+    const box = this.findApproval(callId);
+    if (!box || box.dataset.decision) return;
+    const strings = this.strings;
+    box.dataset.decision = approved ? "approved" : "rejected";
+    const outcome = approved ? strings.approved : reason === "expired" ? strings.expired : strings.rejected;
+    const actions = box.querySelector(".approval-actions");
+    if (actions) actions.replaceWith(element("p", "approval-outcome", outcome));
   }
 
   note(text, className) {
