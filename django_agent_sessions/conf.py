@@ -44,7 +44,7 @@ DEFAULTS: dict[str, Any] = {
     "DELTA_FLUSH_SECONDS": 0.04,
     "DELTA_FLUSH_BYTES": 1024,
     # How long a run may wait for the decisions on its tool calls that need approval
-    # ("30s", "15m", "1h", "2d" or a timedelta). Past it, the run ends as cancelled with
+    # ("30s", "15min", "1h", "2d" or a timedelta). Past it, the run ends as cancelled with
     # its pending calls rejected.
     "APPROVAL_TIMEOUT": "1h",
     # The history frame a socket gets on connect holds at most this many newest items,

@@ -82,7 +82,7 @@ def _check_approval_timeout() -> list[CheckMessage]:
         return [
             Error(
                 f"AGENT_SESSIONS['APPROVAL_TIMEOUT']: {error}",
-                hint="Use how long a run may wait for a decision, such as '1h' or '15m'.",
+                hint="Use how long a run may wait for a decision, such as '1h' or '15min'.",
                 id=f"{_ID}.E040",
             )
         ]

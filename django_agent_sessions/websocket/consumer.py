@@ -299,7 +299,6 @@ class AgentSessionConsumer(ClosingSafeMixin, RelayMixin, AsyncJsonWebsocketConsu
 
     async def _approval(self, content: dict[str, Any]) -> None:
         """A decision on a tool call the conversation's waiting run asks about."""
-        assert self.conversation_pk is not None
         call_id, approve = content.get("call_id"), content.get("approve")
         message = content.get("message", "")
         if (
@@ -312,6 +311,10 @@ class AgentSessionConsumer(ClosingSafeMixin, RelayMixin, AsyncJsonWebsocketConsu
             return await self._error(
                 "invalid_approval",
                 _("An approval needs a call_id, approve (true or false) and an optional message."),
+            )
+        if self.conversation_pk is None:  # not created yet: nothing can be waiting
+            return await self._error(
+                "unknown_approval", _("There is no pending approval with this call id.")
             )
         try:
             # A run past its expiry is ended (and every tab told) before anything counts.
@@ -364,7 +367,6 @@ class AgentSessionConsumer(ClosingSafeMixin, RelayMixin, AsyncJsonWebsocketConsu
     async def _cancel(self, content: dict[str, Any]) -> None:
         if self.conversation_pk is None:
             return  # nothing was ever started here
-        assert self.conversation_pk is not None
         # A run waiting for approvals has no task to cancel: it is ended in the database.
         if await waiting.end_waiting_run(
             self.conversation_pk,

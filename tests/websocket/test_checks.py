@@ -35,7 +35,7 @@ def test_a_valid_streaming_configuration_passes(settings):
         "RATE_LIMIT": "5/s",
         "MAX_RUN_BYTES": None,
         "CONTINUE_RUNS_AFTER_DISCONNECT": True,
-        "APPROVAL_TIMEOUT": "15m",
+        "APPROVAL_TIMEOUT": "15min",
     }
     assert check_streaming_settings() == []
 

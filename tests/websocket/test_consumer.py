@@ -191,8 +191,23 @@ async def test_connecting_writes_nothing_and_the_first_message_creates(
     for _ in range(3):
         socket = Socket(session_id, alice_cookie)
         history = await socket.open()
-        assert history == {"type": "history", "items": [], "active_run": None}
+        assert history == {
+            "type": "history",
+            "protocol": 2,
+            "items": [],
+            "has_more": False,
+            "oldest_id": None,
+            "last_item_id": None,
+            "active_run": None,
+            "pending_approvals": [],
+        }
         await socket.send({"type": "cancel"})  # nothing to cancel, nothing written
+        await socket.send({"type": "load_older", "before": 10})
+        page = await socket.receive()
+        assert (page["type"], page["items"], page["has_more"]) == ("history.page", [], False)
+        await socket.send({"type": "approval", "call_id": "call-1", "approve": True})
+        assert (await socket.receive())["code"] == "unknown_approval"
+        assert await socket.nothing_more()
         await socket.close()
     assert not await AgentSession.objects.filter(session_id=session_id).aexists()
     socket = Socket(session_id, alice_cookie)
