@@ -8,6 +8,7 @@
 - ``approvals``, ``paused``, ``waiting``: tool calls that wait for a person's decision
   (database side, SDK side, and the runs that wait)
 - ``wire``: frame encoding and display-ready items
+- ``protocol``: every frame and display item as data, the source of the JSON Schema
 - ``ordering``: putting a run's events back in order per socket
 - ``ratelimit``, ``agent_loading``: starting runs
 - ``context``: ``AgentRunContext``, what tools receive (public)

@@ -25,9 +25,8 @@ from django.utils.translation import gettext as _
 from django_agent_sessions.conf import app_settings
 from django_agent_sessions.websocket import approvals, layer, records, runs, waiting, wire
 from django_agent_sessions.websocket.ordering import Sequencer
+from django_agent_sessions.websocket.protocol import PROTOCOL_VERSION  # in every history frame
 
-# The version of docs/wire-protocol.md the server speaks, sent in every history frame.
-PROTOCOL_VERSION = 2
 CATCHUP_TIMEOUT = 1.0
 GAP_TIMEOUT = 0.5
 _MAX_BUFFERED = 1000
