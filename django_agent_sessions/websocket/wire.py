@@ -66,9 +66,11 @@ def history_items(entries: list[Any], runs: list[Any]) -> list[dict[str, Any]]:
             run_id=owner.run_id if owner is not None else None,
         )
         if owner is not None and owner.client_id and owner.run_id not in labelled:
-            # The run's first item is the user message the client sent with this id.
             labelled.add(owner.run_id)
-            item["client_id"] = owner.client_id
+            # Only the user message the client sent with this id carries it: when the
+            # history's limit cut that message off, the run's first item shown does not.
+            if item.get("kind") == "message" and item.get("role") == "user":
+                item["client_id"] = owner.client_id
         shown.append(item)
     shown.extend(_note(note) for note in notes)
     return shown

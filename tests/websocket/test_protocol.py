@@ -241,11 +241,6 @@ async def test_a_rate_limited_error_validates(alice_cookie, session_id, settings
     assert problems(SERVER, refused) == []
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="wire.history_items puts a run's client_id on the run's first item shown, "
-    "a tool call when the history's item limit cuts off the run's user message",
-)
 async def test_a_page_labels_only_user_messages(alice_cookie, session_id, settings):
     settings.AGENT_SESSIONS = {**settings.AGENT_SESSIONS, "HISTORY_LIMIT": 3}
     chat_agent.script(
