@@ -79,6 +79,10 @@ def render_markdown(text: str) -> str:
     """An assistant message's Markdown as sanitized HTML (an empty string for no text)."""
     if not text:
         return ""
+    if not text.isascii():
+        # A lone surrogate (which a stored item may hold) cannot cross into the parser
+        # or the sanitizer: it is shown as U+FFFD, like everywhere else on the wire.
+        text = text.encode("utf-8", "replace").decode("utf-8")
     if len(text) > MAX_MARKDOWN_CHARS:
         return sanitize(f"<pre>{nh3.clean_text(text)}</pre>")
     return sanitize(_parser().render(text))

@@ -54,7 +54,7 @@ def test_staff_reads_a_conversation_in_the_browser(browser, live_server):  # noq
     for visible in (
         "What's the weather in Paris?",
         "Tool call: get_weather",
-        "Output of call_1",
+        "Output of get_weather",
         "Sunny, 21 C",
         "Handoff: transfer_to_billing_agent",
         "Reasoning summary",

@@ -120,18 +120,22 @@ class AgentSessionConsumer(ClosingSafeMixin, RelayMixin, AsyncJsonWebsocketConsu
         """The first message: create the conversation, and bring every tab open on it."""
         opened = await records.open_conversation(self.session_id, owner_id=self.owner_id)
         pending = runs.pending_group_name(self.session_id)
-        await self.channel_layer.group_discard(pending, self.channel_name)
+        await layer.retrying(self.channel_layer.group_discard, pending, self.channel_name)
         await self._join(opened.pk)
-        await self.channel_layer.group_send(
-            pending, {"type": "agent.created", "conversation_pk": opened.pk}
+        await layer.retrying(
+            self.channel_layer.group_send,
+            pending,
+            {"type": "agent.created", "conversation_pk": opened.pk},
         )
 
     async def agent_created(self, message: dict[str, Any]) -> None:
         """Another tab's first message created this socket's conversation: join it."""
         if self.conversation_pk is not None:
             return
-        await self.channel_layer.group_discard(
-            runs.pending_group_name(self.session_id), self.channel_name
+        await layer.retrying(
+            self.channel_layer.group_discard,
+            runs.pending_group_name(self.session_id),
+            self.channel_name,
         )
         await self._join(int(message["conversation_pk"]))
         await self.send_history()
@@ -172,8 +176,10 @@ class AgentSessionConsumer(ClosingSafeMixin, RelayMixin, AsyncJsonWebsocketConsu
             lost.sweeper.release()
         if self.conversation_pk is None:
             if self.accepted:
-                await self.channel_layer.group_discard(
-                    runs.pending_group_name(self.session_id), self.channel_name
+                await layer.retrying(
+                    self.channel_layer.group_discard,
+                    runs.pending_group_name(self.session_id),
+                    self.channel_name,
                 )
             return
         await layer.retrying(
@@ -340,8 +346,10 @@ class AgentSessionConsumer(ClosingSafeMixin, RelayMixin, AsyncJsonWebsocketConsu
             "call_id": decided.call_id,
             "approve": decided.approve,
         }
-        await self.channel_layer.group_send(
-            runs.group_name(self.conversation_pk), {"type": "agent.event", "event": resolved}
+        await layer.retrying(
+            self.channel_layer.group_send,
+            runs.group_name(self.conversation_pk),
+            {"type": "agent.event", "event": resolved},
         )
         if decided.resume is not None:
             await self._resume(decided.resume)

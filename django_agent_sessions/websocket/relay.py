@@ -246,7 +246,7 @@ class RelayMixin:
 
     async def _expire_later(self, delay: float) -> None:
         await asyncio.sleep(delay)
-        await self.channel_layer.send(self.channel_name, {"type": "agent.expire"})
+        await layer.retrying(self.channel_layer.send, self.channel_name, {"type": "agent.expire"})
 
     async def agent_expire(self, message: dict[str, Any]) -> None:
         self._expiry_timer = None

@@ -116,7 +116,13 @@ def test_a_browser_chats_cancels_reconnects_and_shares_a_conversation(
     assert kinds == ["message", "tool_call", "tool_output", "message"]
     text = tab.evaluate("framesOf('chat', 'text.delta').map((f) => f.delta).join('')")
     assert text == "The forecast says sunny in Paris."
-    assert other_tab.evaluate("chat.frames.length") == tab.evaluate("chat.frames.length")
+    # The other tab sees the same run end with the same reply. (It had connected to an id
+    # with no conversation yet: the first message created it, and that tab joined with a
+    # history frame holding the run so far, so it has fewer of the run's first frames.)
+    ending = "framesOf('chat', 'run.completed').map((f) => f.run_id)"
+    assert other_tab.evaluate(ending) == tab.evaluate(ending)
+    reply = "framesOf('chat', 'item.completed').map((f) => f.item.text).pop()"
+    assert other_tab.evaluate(reply) == tab.evaluate(reply) == "The forecast says sunny in Paris."
 
     # Stop a long reply from the other tab.
     seen = tab.evaluate("framesOf('chat', 'text.delta').length")

@@ -47,8 +47,12 @@ def redis_prefix(settings):
 
 
 @pytest.fixture
-def alice_cookie(make_user):
-    return login_cookie(make_user("alice"))
+def alice_cookie(make_user, session_id):
+    alice = make_user("alice")
+    # The remote run writes to an existing conversation, and a socket that connects to an
+    # existing conversation joins its group (connecting to a new id writes nothing).
+    AgentSession.objects.create(session_id=session_id, owner=alice)
+    return login_cookie(alice)
 
 
 async def start_remote_run(session_id: str, prefix: str) -> asyncio.subprocess.Process:

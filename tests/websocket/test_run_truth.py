@@ -21,6 +21,7 @@ from django.utils import timezone
 
 from django_agent_sessions import DjangoSession, signals
 from django_agent_sessions.models import AgentRun, AgentSession, SessionItem
+from django_agent_sessions.rendering import render_markdown
 from django_agent_sessions.websocket import records
 from tests import chat_agent
 from tests.asgi import websocket_application
@@ -337,6 +338,7 @@ async def test_a_stopped_reply_is_in_history_with_its_text_and_status(alice_cook
         "kind": "message",
         "role": "assistant",
         "text": streamed,
+        "html": render_markdown(streamed),
         "status": "cancelled",
         "id": None,
         "created_at": None,
