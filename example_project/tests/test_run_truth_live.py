@@ -292,7 +292,10 @@ async def test_after_a_redis_restart_the_first_run_on_each_worker_succeeds(live)
         await sockets[n].send({"type": "user_message", "text": f"hello worker {n}"})
         for socket in (sockets[n], watcher):
             frames = await socket.until("run.completed", "run.failed", "error", timeout=30)
-            assert frames[0]["type"] == "run.started", frames
+            if socket is sockets[n]:
+                assert frames[0]["type"] == "run.started", frames
+            # The watcher connected before the first message created the conversation:
+            # it joins when it is created (a history frame with the run so far).
             assert frames[-1]["type"] == "run.completed", frames
         after = time.monotonic() - restarted_at
         print(f"MEASURED worker {n}: its first run completed {after:.1f}s after the restart")
