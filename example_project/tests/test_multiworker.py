@@ -75,7 +75,7 @@ def test_both_workers_see_the_run_and_stop_crosses_workers(browser, workers):
         for tab in (tab_one, tab_two):
             tab.wait_for_selector(".message-user .text:text-is('What is 6 * 7?')")
             tab.wait_for_selector("details.tool-call summary:text('Tool call: calculate')")
-            tab.wait_for_selector(f"{REPLY}:text-is('The calculator says 6 * 7 = 42.')")
+            tab.wait_for_selector(f"{REPLY} p:text-is('The calculator says 6 * 7 = 42.')")
 
         # Idle sockets stay open (a Redis read timeout would drop them after 5 s).
         dropped = [server.log().count("WSDISCONNECT") for server in workers]
@@ -97,7 +97,7 @@ def test_both_workers_see_the_run_and_stop_crosses_workers(browser, workers):
         # Both workers read the same history from PostgreSQL.
         tab_two.reload()
         wait_connected(tab_two)
-        tab_two.wait_for_selector(f"{REPLY}:text-is('The calculator says 6 * 7 = 42.')")
+        tab_two.wait_for_selector(f"{REPLY} p:text-is('The calculator says 6 * 7 = 42.')")
         assert tab_two.locator(".message-user .text").all_text_contents() == [
             "What is 6 * 7?",
             "Tell me a long story",
