@@ -59,6 +59,10 @@ def test_approve_and_reject_a_tool_call(chat_server, chat_user, chat_page):
     assert request.locator(".approval-title").text_content() == (
         "Approval needed: send_company_email"
     )
+    # The first message created the conversation: the sidebar lists it while the run waits.
+    page.wait_for_selector(
+        "#conversation-list a:has-text('Please email everyone about the fire drill')"
+    )
     assert '"subject": "The fire drill on Friday"' in str(request.locator("pre").text_content())
     path = save_screenshot(page, "chat-approval")
     if os.environ.get("SAVE_DOCS_SCREENSHOT") == "1":

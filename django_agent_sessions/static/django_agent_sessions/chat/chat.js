@@ -113,6 +113,8 @@ const handlers = {
     setBusy(frame.run_id);
     transcript.approval(frame, decide);
     announce(strings.approvalNeeded + ": " + frame.name);
+    // The run waits, perhaps in a conversation its first message just created.
+    refreshConversations();
   },
   "approval.resolved"(frame) {
     transcript.resolveApproval(frame.call_id, frame.approve, frame.reason);
