@@ -8,6 +8,7 @@ reload. ``SAVE_DOCS_SCREENSHOT=1`` also refreshes ``docs/images/chat-approval.pn
 from __future__ import annotations
 
 import os
+import re
 import shutil
 from collections.abc import Iterator
 from typing import Any
@@ -51,6 +52,16 @@ def ask_for_email(page: Any, text: str) -> Any:
     return request
 
 
+def wait_for_reply(page: Any, start: str) -> None:
+    """Wait for an assistant reply that starts with ``start``, streaming or rendered.
+
+    A finished reply is Markdown rendered into ``<p>`` elements, so the match is on the
+    reply's whole text, not on the smallest element holding it (``:text-matches``).
+    """
+    pattern = re.compile("^\\s*" + re.escape(start))
+    page.locator(f"{ASSISTANT} .text", has_text=pattern).wait_for()
+
+
 def test_approve_and_reject_a_tool_call(chat_server, chat_user, chat_page):
     page = chat_page
     log_in(page, chat_server.url, chat_user)
@@ -69,13 +80,13 @@ def test_approve_and_reject_a_tool_call(chat_server, chat_user, chat_page):
         shutil.copyfile(path, REPO_ROOT / "docs" / "images" / "chat-approval.png")
     request.get_by_role("button", name="Approve").click()
     page.wait_for_selector(f"{REQUEST}[data-decision='approved']")
-    page.wait_for_selector(f"{ASSISTANT} .text:text-matches('^Done: the email')")
+    wait_for_reply(page, "Done: the email")
     wait_idle(page)
 
     request = ask_for_email(page, "Announce the cake in the kitchen")
     request.get_by_role("button", name="Reject").click()
     page.wait_for_selector(f"{REQUEST}[data-decision='rejected']")
-    page.wait_for_selector(f"{ASSISTANT} .text:text-matches('^You rejected the email')")
+    wait_for_reply(page, "You rejected the email")
     wait_idle(page)
 
     page.reload()
