@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import asyncio
 import json
+from datetime import datetime, timedelta
 
 import pytest
 from agents.memory import Session, SessionSettings
 from django.contrib.auth.models import AnonymousUser, User
+from django.utils import timezone
 
 from django_agent_sessions import DjangoSession
 from django_agent_sessions.exceptions import SessionOwnershipError
 from django_agent_sessions.models import AgentSession, SessionItem
+from django_agent_sessions.store.items import UPDATED_AT_RESOLUTION
 from tests.conftest import assistant_message, user_message
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -144,6 +147,44 @@ async def test_item_count_and_title_follow_writes(make_session):
     await session.add_items([user_message("second question")])
     row = await AgentSession.objects.aget(session_id=session.session_id)
     assert (row.item_count, row.title) == (4, "What is the weather?")
+
+
+async def _age_updated_at(session_id: str, by: timedelta) -> datetime:
+    old = timezone.now() - by
+    await AgentSession.objects.filter(session_id=session_id).aupdate(updated_at=old)
+    return old
+
+
+async def _updated_at(session_id: str) -> datetime:
+    return (await AgentSession.objects.aget(session_id=session_id)).updated_at
+
+
+@pytest.mark.parametrize("operation", ["add", "pop", "clear"])
+async def test_every_write_moves_an_older_updated_at_to_now(make_session, operation):
+    session = make_session()
+    await session.add_items(numbered(2))
+    await _age_updated_at(session.session_id, timedelta(days=40))
+    before = timezone.now()
+    if operation == "add":
+        await session.add_items(numbered(1))
+    elif operation == "pop":
+        await session.pop_item()
+    else:
+        await session.clear_session()
+    assert before <= await _updated_at(session.session_id) <= timezone.now()
+
+
+async def test_writes_within_the_resolution_leave_updated_at_alone(make_session):
+    """The two indexes on updated_at are rewritten at most once per resolution."""
+    session = make_session()
+    await session.add_items(numbered(1))
+    recent = await _age_updated_at(session.session_id, UPDATED_AT_RESOLUTION / 2)
+    await session.add_items(numbered(1))
+    await session.pop_item()
+    assert await _updated_at(session.session_id) == recent
+    await _age_updated_at(session.session_id, UPDATED_AT_RESOLUTION * 2)
+    await session.pop_item()
+    assert await _updated_at(session.session_id) > recent
 
 
 EXACT_VALUES = [

@@ -88,9 +88,10 @@ def replace_suffix(
     if not expected_ids:
         return False
     connection = stored._connection(scope.using)
-    stamp = connection.ops.adapt_datetimefield_value(timezone.now())
+    now = timezone.now()
+    stamp = connection.ops.adapt_datetimefield_value(now)
     with writing(connection, scope.using) as (cursor, sql):
-        locked = stored._lock(cursor, sql, scope, stamp, count_delta=0)
+        locked = stored._lock(cursor, sql, scope, now, count_delta=0)
         if locked is None:
             return False
         stored._check_owner(scope, locked.owner_id)

@@ -11,6 +11,7 @@ The SQL text lives in ``statements``.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 from typing import Any, NamedTuple
 
 from django.db import connections
@@ -24,7 +25,7 @@ from django_agent_sessions.models import AgentSession
 from django_agent_sessions.serialization import EncodedItem
 from django_agent_sessions.store.conversations import delete_items_of
 from django_agent_sessions.store.statements import Statements
-from django_agent_sessions.store.transactions import FirstWrite, fetchone, reading, writing
+from django_agent_sessions.store.transactions import FirstWrite, fetchone, select, writing
 
 
 @dataclass(frozen=True)
@@ -44,6 +45,15 @@ class _Locked(NamedTuple):
 
     pk: int
     owner_id: Any
+    stale: bool  # updated_at is older than UPDATED_AT_RESOLUTION
+
+
+# How far ``updated_at`` may lag behind the last write. It orders the admin and the
+# chat's sidebar and decides retention; both indexes that hold it are rewritten whenever
+# it changes. Moving it at most once a second per conversation saves a run's bursts of
+# writes two index pages each (measured on SQLite: a write dirtied 6.6 pages, 4.6 this
+# way; the SDK's SQLiteSession dirties 3.8), and keeps PostgreSQL's updates HOT.
+UPDATED_AT_RESOLUTION = timedelta(seconds=1)
 
 
 def read_items(scope: Scope, limit: int | None) -> list[Any]:
@@ -58,10 +68,7 @@ def read_items(scope: Scope, limit: int | None) -> list[Any]:
     # conversation is refused rather than answered with an empty list.
     window = None if limit is None else max(limit, 1)
     while True:
-        with reading(connection) as (cursor, sql_of):
-            sql, params = _read_sql(sql_of, scope.session_id, window)
-            cursor.execute(sql, params)
-            rows = cursor.fetchall()
+        rows = select(connection, _read_sql, scope.session_id, window)
         if not rows:
             return []
         _check_owner(scope, rows[0][0])
@@ -93,12 +100,12 @@ def _append_items(scope: Scope, encoded: list[EncodedItem], title: str, *, short
     stamp = connection.ops.adapt_datetimefield_value(now)
     count = len(encoded)
     with writing(connection, scope.using, shortcut=shortcut) as (cursor, sql):
-        locked = _lock(cursor, sql, scope, stamp, count_delta=count, title=title)
+        locked = _lock(cursor, sql, scope, now, count_delta=count, title=title)
         if locked is None:
             if sql.qmark:
                 raise FirstWrite
             _create(scope, now, title)
-            locked = _lock(cursor, sql, scope, stamp, count_delta=count, title=title)
+            locked = _lock(cursor, sql, scope, now, count_delta=count, title=title)
             assert locked is not None, "the conversation row was just created"
         _check_owner(scope, locked.owner_id)
         _insert_items(cursor, sql, locked.pk, encoded, stamp)
@@ -107,9 +114,8 @@ def _append_items(scope: Scope, encoded: list[EncodedItem], title: str, *, short
 def pop_newest(scope: Scope) -> Any:
     """Remove and return the newest item, or None; exactly once under concurrency."""
     connection = _connection(scope.using)
-    stamp = connection.ops.adapt_datetimefield_value(timezone.now())
     with writing(connection, scope.using) as (cursor, sql):
-        locked = _lock(cursor, sql, scope, stamp, count_delta=-1)
+        locked = _lock(cursor, sql, scope, timezone.now(), count_delta=-1)
         if locked is None:
             return None
         _check_owner(scope, locked.owner_id)
@@ -126,9 +132,8 @@ def pop_newest(scope: Scope) -> Any:
 def clear(scope: Scope) -> None:
     """Delete every item; the conversation row (owner, title) stays."""
     connection = _connection(scope.using)
-    stamp = connection.ops.adapt_datetimefield_value(timezone.now())
     with writing(connection, scope.using) as (cursor, sql):
-        locked = _lock(cursor, sql, scope, stamp, count_delta=None)
+        locked = _lock(cursor, sql, scope, timezone.now(), count_delta=None)
         if locked is None:
             return
         _check_owner(scope, locked.owner_id)
@@ -139,21 +144,32 @@ def _lock(
     cursor: CursorWrapper,
     sql: Statements,
     scope: Scope,
-    stamp: Any,
+    now: datetime,
     *,
     count_delta: int | None,
     title: str = "",
 ) -> _Locked | None:
-    """Write the conversation row first: it is the lock every mutation queues on."""
-    params: list[Any] = [stamp]  # updated_at, adapted for the database
+    """Write the conversation row first: it is the lock every mutation queues on.
+
+    ``updated_at`` moves to ``now`` unless it is already within ``UPDATED_AT_RESOLUTION``
+    of it (a second statement, once a second at most).
+    """
+    connection = cursor.db
+    params: list[Any] = []
     if count_delta is not None and count_delta >= 0:
         params.append(count_delta)
     if title:
         params.append(title)
     params.append(scope.session_id)
+    params.append(connection.ops.adapt_datetimefield_value(now - UPDATED_AT_RESOLUTION))
     count_change = "reset" if count_delta is None else "add" if count_delta >= 0 else "pop"
     row: Any = fetchone(cursor, sql, sql.lock(count_change, bool(title)), params)
-    return None if row is None else _Locked._make(row)
+    if row is None:
+        return None
+    locked = _Locked(row[0], row[1], bool(row[2]))
+    if locked.stale:
+        cursor.execute(sql.touch, [connection.ops.adapt_datetimefield_value(now), locked.pk])
+    return locked
 
 
 # Rows per INSERT: 7 parameters each stays far below every SQLite build's variable limit.

@@ -41,6 +41,7 @@ class Statements:
         )
         self.delete_from = f"DELETE FROM {items} WHERE session_id = %s AND id >= %s"
         self.delete_through = f"DELETE FROM {items} WHERE session_id = %s AND id <= %s"
+        self.touch = f"UPDATE {sessions} SET updated_at = %s WHERE id = %s"
         self.recount = (
             f"UPDATE {sessions} SET item_count = CASE WHEN item_count + %s > 0 "
             "THEN item_count + %s ELSE 0 END WHERE id = %s"
@@ -83,6 +84,7 @@ class Statements:
             self.delete_from,
             self.delete_through,
             self.recount,
+            self.touch,
         ) = map(
             self._style,
             (
@@ -91,6 +93,7 @@ class Statements:
                 self.delete_from,
                 self.delete_through,
                 self.recount,
+                self.touch,
             ),
         )
 
@@ -105,9 +108,12 @@ class Statements:
             "reset": "0",
         }[count_change]
         title = ", title = CASE WHEN title = '' THEN %s ELSE title END" if with_title else ""
+        # updated_at is not set here: two indexes hold it, and a statement that sets it
+        # rewrites their entries even when the value is unchanged. The last column says
+        # whether it is older than the given time; ``touch`` then moves it.
         return self._style(
-            f"UPDATE {self._sessions} SET updated_at = %s, item_count = {count}{title} "
-            "WHERE session_id = %s RETURNING id, owner_id"
+            f"UPDATE {self._sessions} SET item_count = {count}{title} "
+            "WHERE session_id = %s RETURNING id, owner_id, updated_at < %s"
         )
 
     @functools.cache  # noqa: B019

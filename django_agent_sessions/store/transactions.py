@@ -28,7 +28,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from django.db import transaction
@@ -104,6 +104,33 @@ def reading(connection: BaseDatabaseWrapper) -> Iterator[tuple[CursorWrapper, St
         return
     with driver_cursor(connection, raw) as cursor:
         yield cursor, statements(connection, qmark=True)
+
+
+def select(
+    connection: BaseDatabaseWrapper,
+    build: Callable[..., tuple[str, list[Any]]],
+    *args: Any,
+) -> list[Any]:
+    """The rows of one read: ``build(statements, *args)`` gives its SQL and parameters.
+
+    On the shortcut the rows are fetched from the driver's cursor inside Django's error
+    translation, and the cursor is closed directly: ``CursorWrapper`` would build a new
+    error-translating function (``functools.wraps``) for each of those two calls.
+    """
+    raw = driver(connection)
+    if raw is None:
+        with connection.cursor() as cursor:
+            cursor.execute(*build(statements(connection), *args))
+            rows: list[Any] = cursor.fetchall()
+            return rows
+    cursor = driver_cursor(connection, raw)
+    try:
+        cursor.execute(*build(statements(connection, qmark=True), *args))
+        with connection.wrap_database_errors:
+            rows = cursor.cursor.fetchall()
+        return rows
+    finally:
+        cursor.cursor.close()
 
 
 @contextlib.contextmanager
