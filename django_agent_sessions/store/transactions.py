@@ -143,7 +143,8 @@ def writing(
         with transaction.atomic(using=using), connection.cursor() as cursor:
             yield cursor, statements(connection)
         return
-    with driver_cursor(connection, raw) as cursor:
+    cursor = driver_cursor(connection, raw)
+    try:
         # IMMEDIATE whatever the configured transaction_mode: the first statement writes
         # anyway, and taking the write lock up front never fails a transaction midway.
         cursor.execute("BEGIN IMMEDIATE")
@@ -154,6 +155,8 @@ def writing(
         except BaseException:
             _roll_back(connection, raw)
             raise
+    finally:
+        cursor.cursor.close()  # directly: see select()
 
 
 def fetchone(cursor: CursorWrapper, sql: Statements, text: str, params: list[Any]) -> Any:

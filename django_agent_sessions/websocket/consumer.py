@@ -373,6 +373,10 @@ class AgentSessionConsumer(ClosingSafeMixin, RelayMixin, AsyncJsonWebsocketConsu
             )
 
     async def _cancel(self, content: dict[str, Any]) -> None:
+        run_id = content.get("run_id")
+        if run_id is not None and not isinstance(run_id, str):
+            # Not "no run_id": a cancel meant for one run must never stop another.
+            return await self._error("invalid_frame", _("run_id must be a string."))
         if self.conversation_pk is None:
             return  # nothing was ever started here
         # A run waiting for approvals has no task to cancel: it is ended in the database.
@@ -384,8 +388,8 @@ class AgentSessionConsumer(ClosingSafeMixin, RelayMixin, AsyncJsonWebsocketConsu
         ):
             return
         message: dict[str, Any] = {"type": "agent.cancel"}
-        if isinstance(content.get("run_id"), str):
-            message["run_id"] = content["run_id"]
+        if run_id is not None:
+            message["run_id"] = run_id
         await layer.retrying(
             self.channel_layer.group_send, runs.control_group_name(self.conversation_pk), message
         )

@@ -637,6 +637,23 @@ async def test_cancel_naming_another_run_changes_nothing(alice_cookie, session_i
     await socket.close()
 
 
+@pytest.mark.parametrize("run_id", [7, ["r"], {"id": "r"}, True])
+async def test_cancel_with_a_run_id_that_is_not_a_string_is_refused(
+    alice_cookie, session_id, run_id
+):
+    gate = asyncio.Event()
+    chat_agent.script(streamed_reply(ANSWER, gate=gate))
+    socket = Socket(session_id, alice_cookie)
+    await socket.open()
+    await socket.say("Weather?")
+    await socket.until("text.delta")
+    await socket.send({"type": "cancel", "run_id": run_id})
+    assert (await socket.until("error"))[-1]["code"] == "invalid_frame"
+    gate.set()
+    assert text_of(socket.received) + text_of(await socket.until("run.completed")) == ANSWER
+    await socket.close()
+
+
 async def test_run_events_reach_the_socket_while_the_database_thread_is_busy(
     alice, alice_cookie, session_id
 ):
