@@ -31,6 +31,7 @@ from django_agent_sessions.items import ItemView, describe
 from django_agent_sessions.rendering import render_markdown
 from django_agent_sessions.serialization import is_valid_unicode as is_valid_unicode
 from django_agent_sessions.serialization import valid_unicode
+from django_agent_sessions.websocket.protocol import ROLES
 
 
 def display_item(item: Mapping[str, Any]) -> dict[str, Any]:
@@ -117,6 +118,9 @@ def display_run_item(item: RunItem) -> dict[str, Any]:
 def _formatted(view: ItemView) -> dict[str, Any]:
     if view.kind == "message":
         role = view.role or "assistant"
+        if role not in ROLES:
+            # Stored by server code, but no role a page knows how to show.
+            return {"kind": "other", "type": view.type}
         if role == "user":
             return {"kind": "message", "role": role, "text": view.text}
         # Rendered once, on the server: every tab and the history show the same safe HTML.

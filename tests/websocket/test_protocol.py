@@ -10,8 +10,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from django.contrib.auth.models import User
 from jsonschema import Draft202012Validator
 
+from django_agent_sessions import DjangoSession
 from django_agent_sessions.websocket import approvals, consumer, lost, protocol, relay
 from tests import approval_agent, chat_agent
 from tests.scripted import streamed_reply, tool_turn
@@ -253,3 +255,24 @@ async def test_a_page_labels_only_user_messages(alice_cookie, session_id, settin
     history = await Socket(session_id, alice_cookie).open()
     assert history["has_more"] is True
     assert problems(SERVER, history) == []
+
+
+async def test_a_stored_message_with_a_role_outside_the_protocol_is_shown_as_other(
+    alice_cookie, session_id
+):
+    alice = await User.objects.aget(username="alice")
+    await DjangoSession(session_id, owner=alice).add_items(
+        [
+            {"role": "user", "content": "hi"},
+            {"role": "critic", "content": "not a role the protocol knows"},
+            {"type": "message", "role": "developer", "content": "a known one"},
+        ]
+    )
+    history = await Socket(session_id, alice_cookie).open()
+    assert problems(SERVER, history) == []
+    shown = [(item["kind"], item.get("role"), item.get("type")) for item in history["items"]]
+    assert shown == [
+        ("message", "user", None),
+        ("other", None, "message"),
+        ("message", "developer", None),
+    ]
