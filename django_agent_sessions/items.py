@@ -79,6 +79,11 @@ def describe(item: Mapping[str, Any]) -> ItemView:
     return ItemView("other", kind, name=text_field(item, "name"))
 
 
+def is_user_message(item: Any) -> bool:
+    """A message the user wrote: where a turn starts."""
+    return isinstance(item, Mapping) and item.get("role") == "user"
+
+
 def is_call_output(item: Mapping[str, Any]) -> bool:
     """A tool's output that answers a call (it has the call's ``call_id``)."""
     kind = item.get("type")

@@ -38,9 +38,9 @@ class AgentSession(models.Model):
     # Kept up to date by every write, so lists never need a COUNT per conversation.
     item_count = models.PositiveIntegerField(_("items"), default=0, editable=False)
     created_at = models.DateTimeField(_("created"), default=timezone.now, editable=False)
-    # Moved to the time of the last write, at most once a second per conversation
-    # (store.items.UPDATED_AT_RESOLUTION): two indexes hold it, for the admin, the chat's
-    # list and retention, and a burst of writes need not rewrite them each time.
+    # The time of the last write, to within a second (store.items.UPDATED_AT_RESOLUTION):
+    # two indexes hold it, for the admin, the chat's list and retention, and a burst of
+    # writes need not rewrite them each time. Each owner's order stays exact.
     updated_at = models.DateTimeField(
         _("last activity"), default=timezone.now, db_index=True, editable=False
     )

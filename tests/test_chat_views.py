@@ -11,6 +11,7 @@ from datetime import timedelta
 import pytest
 from asgiref.sync import async_to_sync
 from django.contrib.auth import get_user_model
+from django.db import DatabaseError, connection
 from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
@@ -130,6 +131,42 @@ def test_rewind_takes_back_exactly_the_last_turn(alice):
     assert client.post(url("rewind", "turns")).json()["text"] == "hi"
     assert items_of("turns") == []
     assert client.post(url("rewind", "turns")).status_code == 409
+
+
+@pytest.fixture
+def undeletable_items():
+    """A trigger that refuses to delete an item whose payload mentions "keep"."""
+    table = SessionItem._meta.db_table
+    if connection.vendor == "postgresql":
+        create = [
+            "CREATE FUNCTION refuse_keep() RETURNS trigger AS $$ BEGIN "
+            "IF OLD.payload LIKE '%keep%' THEN RAISE EXCEPTION 'kept'; END IF; "
+            "RETURN OLD; END $$ LANGUAGE plpgsql",
+            f"CREATE TRIGGER refuse_keep BEFORE DELETE ON {table} "
+            "FOR EACH ROW EXECUTE FUNCTION refuse_keep()",
+        ]
+        drop = [f"DROP TRIGGER refuse_keep ON {table}", "DROP FUNCTION refuse_keep()"]
+    else:
+        create = [
+            f"CREATE TRIGGER refuse_keep BEFORE DELETE ON {table} "
+            "WHEN old.payload LIKE '%keep%' BEGIN SELECT RAISE(ABORT, 'kept'); END"
+        ]
+        drop = ["DROP TRIGGER refuse_keep"]
+    with connection.cursor() as cursor:
+        for sql in create:
+            cursor.execute(sql)
+    yield
+    with connection.cursor() as cursor:
+        for sql in drop:
+            cursor.execute(sql)
+
+
+def test_a_rewind_that_fails_midway_takes_back_nothing(alice, undeletable_items):
+    add("halfway", alice, user("hi"), user("time?"), assistant("keep this"), assistant("noon"))
+    with pytest.raises(DatabaseError):
+        logged_in(alice).post(url("rewind", "halfway"))
+    assert len(items_of("halfway")) == 4
+    assert AgentSession.objects.get(session_id="halfway").item_count == 4
 
 
 def test_rewind_reads_structured_user_content(alice):

@@ -187,6 +187,17 @@ async def test_writes_within_the_resolution_leave_updated_at_alone(make_session)
     assert await _updated_at(session.session_id) > recent
 
 
+async def test_each_owners_conversations_stay_exactly_in_write_order(make_session, make_user):
+    """Within the resolution too: a write to a conversation that another of the same
+    owner has overtaken moves it to the top at once."""
+    alice = await asyncio.to_thread(make_user, "alice")
+    first, second = make_session("c-first", owner=alice), make_session("c-second", owner=alice)
+    for session in (first, second, first, second, first):
+        await session.add_items(numbered(1))
+        newest = AgentSession.objects.filter(owner=alice).order_by("-updated_at")
+        assert [row.session_id async for row in newest][:1] == [session.session_id]
+
+
 EXACT_VALUES = [
     "NUL \u0000 inside",
     "emoji 😀🧪👩🏽‍💻",

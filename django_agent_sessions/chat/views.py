@@ -10,10 +10,9 @@ Django's CSRF protection (the page sends the token in ``X-CSRFToken``).
 from __future__ import annotations
 
 import uuid
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar
 
-from asgiref.sync import sync_to_async
 from django.contrib.auth.decorators import login_required
 from django.db import connections, router, transaction
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
@@ -24,16 +23,17 @@ from django.utils.translation import gettext as _
 from django.views.decorators.csrf import ensure_csrf_cookie
 from django.views.decorators.http import require_GET, require_POST
 
-from django_agent_sessions import DjangoSession
-from django_agent_sessions.exceptions import SessionOwnershipError
 from django_agent_sessions.models import SESSION_ID_MAX_LENGTH, AgentRun, AgentSession
+from django_agent_sessions.store import items as stored_items
 from django_agent_sessions.store.conversations import delete_items_of
+from django_agent_sessions.store.items import Scope
 
 #: The sidebar lists this many most recently active conversations.
 SIDEBAR_LIMIT = 50
 #: Where the page's socket connects (``routing.websocket_urlpatterns``).
 SOCKET_PATH = "/ws/agent-sessions/{session_id}/"
 TITLE_MAX_LENGTH = 255
+_T = TypeVar("_T")
 
 
 def new_session_id() -> str:
@@ -109,15 +109,7 @@ def delete_conversation(request: HttpRequest, session_id: str) -> JsonResponse:
     """Delete the conversation, its items and its run records."""
     using = router.db_for_write(AgentSession)
     with transaction.atomic(using=using):
-        found = (
-            AgentSession.objects.using(using)
-            .select_for_update()
-            .filter(session_id=session_id, owner=request.user)
-            .values_list("pk", flat=True)
-            .first()
-        )
-        if found is None:
-            raise Http404(_("No such conversation."))
+        found = _lock_owned(session_id, request.user, using)
         if _has_live_run(found):
             return _busy()
         # One DELETE for the items (never loaded), then the row and its run records.
@@ -127,55 +119,66 @@ def delete_conversation(request: HttpRequest, session_id: str) -> JsonResponse:
 
 
 @require_POST
-async def clear_conversation(request: HttpRequest, session_id: str) -> JsonResponse:
+def clear_conversation(request: HttpRequest, session_id: str) -> JsonResponse:
     """Delete the conversation's items; its row (owner, title) stays."""
-    user = await request.auser()
-    if not user.is_authenticated:
+    if not request.user.is_authenticated:
         return _logged_out()
-    session_pk = await _owned_pk(session_id, user)
-    if await _alive(session_pk):
-        return _busy()
     try:
-        await DjangoSession(session_id, owner=user).clear_session()
-    except SessionOwnershipError:
-        raise Http404(_("No such conversation.")) from None
+        _change_owned(session_id, request.user, stored_items.clear)
+    except _Busy:
+        return _busy()
     return JsonResponse({"cleared": session_id})
 
 
 @require_POST
-async def rewind_conversation(request: HttpRequest, session_id: str) -> JsonResponse:
-    """Take back the last turn: pop items up to and including the last user message.
+def rewind_conversation(request: HttpRequest, session_id: str) -> JsonResponse:
+    """Take back the last turn: the last user message and everything after it.
 
-    This is the SDK's ``pop_item`` correction pattern. The page then sends the returned
-    text again (regenerate) or an edited one (edit), so the session holds exactly what
-    the model should see: the earlier turns, then the new one.
+    This is the SDK's ``pop_item`` correction pattern, as one transaction. The page then
+    sends the returned text again (regenerate) or an edited one (edit), so the session
+    holds exactly what the model should see: the earlier turns, then the new one.
     """
-    user = await request.auser()
-    if not user.is_authenticated:
+    if not request.user.is_authenticated:
         return _logged_out()
-    session_pk = await _owned_pk(session_id, user)
-    if await _alive(session_pk):
-        return _busy()
-    session = DjangoSession(session_id, owner=user)
     try:
-        items = await session.get_items()
-        last_user = _last_user_message(items)
-        if last_user is None:
-            return JsonResponse({"error": _("There is no message to take back.")}, status=409)
-        for _item in range(len(items) - last_user):
-            await session.pop_item()
-    except SessionOwnershipError:
-        raise Http404(_("No such conversation.")) from None
-    removed = len(items) - last_user
-    return JsonResponse({"text": _message_text(items[last_user]), "removed": removed})
+        taken = _change_owned(session_id, request.user, stored_items.take_back_last_turn)
+    except _Busy:
+        return _busy()
+    if not taken:
+        return JsonResponse({"error": _("There is no message to take back.")}, status=409)
+    return JsonResponse({"text": _message_text(taken[0]), "removed": len(taken)})
 
 
-def _last_user_message(items: list[Any]) -> int | None:
-    for index in range(len(items) - 1, -1, -1):
-        item = items[index]
-        if isinstance(item, Mapping) and item.get("role") == "user":
-            return index
-    return None
+class _Busy(Exception):
+    """The conversation has a live run: its history must not change under it."""
+
+
+def _change_owned(session_id: str, user: Any, change: Callable[[Scope], _T]) -> _T:
+    """``change`` the user's conversation, in one transaction with the live-run check.
+
+    Raises Http404 for a conversation that does not exist or is someone else's, and
+    _Busy while a run is live (the row lock keeps one from starting meanwhile).
+    """
+    _check_session_id(session_id)
+    using = router.db_for_write(AgentSession)
+    with transaction.atomic(using=using):
+        if _has_live_run(_lock_owned(session_id, user, using)):
+            raise _Busy
+        return change(Scope(session_id, user.pk, using))
+
+
+def _lock_owned(session_id: str, user: Any, using: str) -> int:
+    """Lock the user's conversation row (in the caller's transaction); its primary key."""
+    found = (
+        AgentSession.objects.using(using)
+        .select_for_update()
+        .filter(session_id=session_id, owner=user)
+        .values_list("pk", flat=True)
+        .first()
+    )
+    if found is None:
+        raise Http404(_("No such conversation."))
+    return int(found)
 
 
 def _message_text(item: Mapping[str, Any]) -> str:
@@ -190,20 +193,9 @@ def _message_text(item: Mapping[str, Any]) -> str:
     return "".join(parts)
 
 
-async def _owned_pk(session_id: str, user: Any) -> int:
-    _check_session_id(session_id)
-    row = await AgentSession.objects.filter(session_id=session_id).only("owner_id").afirst()
-    if row is None or row.owner_id != user.pk:
-        raise Http404(_("No such conversation."))
-    return int(row.pk)
-
-
 def _has_live_run(session_pk: int) -> bool:
     # A "running" run whose lease expired belongs to a worker that died: not live.
     return bool(AgentRun.objects.live(timezone.now()).filter(session_id=session_pk).exists())
-
-
-_alive = sync_to_async(_has_live_run)
 
 
 def _busy() -> JsonResponse:

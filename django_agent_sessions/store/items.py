@@ -21,6 +21,7 @@ from django.utils import timezone
 
 from django_agent_sessions import serialization
 from django_agent_sessions.exceptions import SessionOwnershipError
+from django_agent_sessions.items import is_user_message
 from django_agent_sessions.models import AgentSession
 from django_agent_sessions.serialization import EncodedItem
 from django_agent_sessions.store.conversations import delete_items_of
@@ -45,14 +46,16 @@ class _Locked(NamedTuple):
 
     pk: int
     owner_id: Any
-    stale: bool  # updated_at is older than UPDATED_AT_RESOLUTION
+    stale: bool  # updated_at must move (see UPDATED_AT_RESOLUTION)
 
 
 # How far ``updated_at`` may lag behind the last write. It orders the admin and the
-# chat's sidebar and decides retention; both indexes that hold it are rewritten whenever
-# it changes. Moving it at most once a second per conversation saves a run's bursts of
-# writes two index pages each (measured on SQLite: a write dirtied 6.6 pages, 4.6 this
-# way; the SDK's SQLiteSession dirties 3.8), and keeps PostgreSQL's updates HOT.
+# chat's list and decides retention, and both indexes that hold it are rewritten whenever
+# it changes. Moving it at most once a second saves a burst of writes two index pages
+# each (measured on SQLite: a write dirtied 6.6 pages, 4.6 this way; the SDK's
+# SQLiteSession dirties 3.8), and keeps PostgreSQL's updates HOT. It still moves at once
+# when another conversation of the same owner is more recent, so each user's list,
+# newest first, is exact; only the order across owners may lag by up to this much.
 UPDATED_AT_RESOLUTION = timedelta(seconds=1)
 
 
@@ -140,6 +143,44 @@ def clear(scope: Scope) -> None:
         delete_items_of(connection, [locked.pk])
 
 
+def take_back_last_turn(scope: Scope) -> list[Any] | None:
+    """Delete the newest user message and every item after it, in one transaction.
+
+    Returns what was deleted, oldest first (the user message first), or None, changing
+    nothing, when the conversation has no user message. This is the SDK's ``pop_item``
+    correction pattern (edit, regenerate) as one statement: a crash or a concurrent
+    writer can never leave half a turn taken back.
+    """
+    connection = _connection(scope.using)
+    with writing(connection, scope.using) as (cursor, sql):
+        locked = _lock(cursor, sql, scope, timezone.now(), count_delta=0)
+        if locked is None:
+            return None
+        _check_owner(scope, locked.owner_id)
+        turn = _last_turn(cursor, sql, locked.pk)
+        if turn is None:
+            return None
+        cursor.execute(sql.delete_from, [locked.pk, turn[0][0]])
+        removed = -int(cursor.rowcount)
+        cursor.execute(sql.recount, [removed, removed, locked.pk])
+    return serialization.decode_payloads([payload for _, payload in turn])
+
+
+def _last_turn(cursor: CursorWrapper, sql: Statements, session_pk: int) -> list[Any] | None:
+    """The rows (id, payload) from the newest user message on, oldest first."""
+    window = 32
+    while True:
+        cursor.execute(sql.newest_items, [session_pk, window])
+        rows: list[Any] = cursor.fetchall()
+        for index, (_, payload) in enumerate(rows):
+            decoded = serialization.decode_payloads([payload])
+            if decoded and is_user_message(decoded[0]):
+                return rows[index::-1]
+        if len(rows) < window:
+            return None
+        window *= 4
+
+
 def _lock(
     cursor: CursorWrapper,
     sql: Statements,
@@ -151,8 +192,8 @@ def _lock(
 ) -> _Locked | None:
     """Write the conversation row first: it is the lock every mutation queues on.
 
-    ``updated_at`` moves to ``now`` unless it is already within ``UPDATED_AT_RESOLUTION``
-    of it (a second statement, once a second at most).
+    ``updated_at`` moves to ``now`` (a second statement) when it is older than
+    ``UPDATED_AT_RESOLUTION`` or another conversation of the owner is more recent.
     """
     connection = cursor.db
     params: list[Any] = []

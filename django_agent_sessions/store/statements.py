@@ -35,6 +35,10 @@ class Statements:
         # Compaction (store.compaction.replace_suffix): the ids that must still be the
         # newest, the prefix a wrapper may prune, and the replacement's deletes.
         self.newest_ids = f"SELECT id FROM {items} WHERE session_id = %s ORDER BY id DESC LIMIT %s"
+        # Taking back the last turn (store.items.take_back_last_turn).
+        self.newest_items = (
+            f"SELECT id, payload FROM {items} WHERE session_id = %s ORDER BY id DESC LIMIT %s"
+        )
         self.oldest_before = (
             f"SELECT id, payload FROM {items} WHERE session_id = %s AND id < %s "
             "ORDER BY id ASC LIMIT %s"
@@ -85,6 +89,7 @@ class Statements:
             self.delete_through,
             self.recount,
             self.touch,
+            self.newest_items,
         ) = map(
             self._style,
             (
@@ -94,6 +99,7 @@ class Statements:
                 self.delete_through,
                 self.recount,
                 self.touch,
+                self.newest_items,
             ),
         )
 
@@ -110,10 +116,15 @@ class Statements:
         title = ", title = CASE WHEN title = '' THEN %s ELSE title END" if with_title else ""
         # updated_at is not set here: two indexes hold it, and a statement that sets it
         # rewrites their entries even when the value is unchanged. The last column says
-        # whether it is older than the given time; ``touch`` then moves it.
+        # whether it must move (``touch``): it is older than the given time, or another
+        # conversation of the same owner is more recent (so the owner's list, newest
+        # first, is always exact).
+        sessions = self._sessions
         return self._style(
-            f"UPDATE {self._sessions} SET item_count = {count}{title} "
-            "WHERE session_id = %s RETURNING id, owner_id, updated_at < %s"
+            f"UPDATE {sessions} SET item_count = {count}{title} "
+            "WHERE session_id = %s RETURNING id, owner_id, (updated_at < %s OR EXISTS ("
+            f"SELECT 1 FROM {sessions} newer WHERE newer.owner_id = {sessions}.owner_id "
+            f"AND newer.updated_at > {sessions}.updated_at))"
         )
 
     @functools.cache  # noqa: B019

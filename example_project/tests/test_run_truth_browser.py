@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from example_project.tests.conftest import log_in, wait_connected
+from example_project.tests.test_e2e_browser import wait_for_reply_length
 
 pytestmark = pytest.mark.browser
 
@@ -20,9 +21,7 @@ def test_a_stopped_reply_is_shown_with_its_status_after_a_reload(browser, chat_s
         page.get_by_label("Message", exact=True).fill("Tell me a long story")
         page.keyboard.press("Enter")
         page.wait_for_selector(".message-assistant.is-streaming")
-        page.wait_for_function(
-            "document.querySelector('.message-assistant .text').textContent.length > 40"
-        )
+        wait_for_reply_length(page, 40)
         page.get_by_role("button", name="Stop").click()
         page.wait_for_selector(".message-assistant .note:text('Stopped.')")
         streamed = page.locator(REPLY).last.text_content()
