@@ -36,6 +36,8 @@ class Scenario:
     # One big run at a time, alternately read and not read, ``repeats`` times each.
     non_reader_cost: bool = False
     repeats: int = 3
+    # Sockets that connect first and stay open, idle, while the runs stream.
+    idle_too: int = 0
 
 
 # Idle sockets first: RSS growth after a heavy scenario is hidden by memory it freed.
@@ -221,6 +223,8 @@ async def run_scenario(server: Server, cookies: list[str], s: Scenario) -> dict[
         asyncio.create_task(chat(server, cookies[i % len(cookies)], text, go, timeout))
         for i in range(s.clients)
     ]
+    idle = await _open_idle(server, cookies, s.idle_too)
+    idle_rss = server.rss()
     mute = None
     if s.non_reader:
         # 50 000 tokens of ~200 bytes: far past the per-run byte cap.
@@ -236,6 +240,7 @@ async def run_scenario(server: Server, cookies: list[str], s: Scenario) -> dict[
         await mute
     stop.set()
     await sampler
+    await asyncio.gather(*(ws.close() for ws in idle), return_exceptions=True)
     ttfts = [r.ttft for r in results if r.ttft is not None]
     latencies = [x for r in results for x in r.latencies]
     frames = sum(r.frames for r in results)
@@ -253,6 +258,8 @@ async def run_scenario(server: Server, cookies: list[str], s: Scenario) -> dict[
         "hung": sum(1 for r in results if not r.completed and not r.error),
         "errors": errors[:5],
         "error_count": sum(1 for r in results if r.error),
+        "idle_open": len(idle),
+        "rss_with_idle_mib": round(idle_rss / 2**20, 1),
         "rss_before_mib": round(before / 2**20, 1),
         "rss_peak_mib": round(peak[0] / 2**20, 1),
         "rss_growth_mib": round((peak[0] - before) / 2**20, 1),
@@ -260,15 +267,26 @@ async def run_scenario(server: Server, cookies: list[str], s: Scenario) -> dict[
     }
 
 
-async def _idle(server: Server, cookies: list[str], s: Scenario, before: int) -> dict[str, Any]:
+async def _open_idle(server: Server, cookies: list[str], count: int) -> list[Any]:
+    """``count`` sockets, each connected and past its history frame, then left idle."""
     sockets = []
     try:
-        for i in range(s.clients):
+        for i in range(count):
             ws = await _open(
                 server, cookies[i % len(cookies)], f"bench-idle-{uuid.uuid4().hex[:8]}"
             )
             await ws.recv()
             sockets.append(ws)
+    except BaseException:
+        await asyncio.gather(*(ws.close() for ws in sockets), return_exceptions=True)
+        raise
+    return sockets
+
+
+async def _idle(server: Server, cookies: list[str], s: Scenario, before: int) -> dict[str, Any]:
+    sockets = []
+    try:
+        sockets = await _open_idle(server, cookies, s.clients)
         await asyncio.sleep(0.5)
         after = server.rss()
     finally:
