@@ -49,5 +49,7 @@ AGENT_SESSIONS = {
     "THREAD_SENSITIVE": os.environ.get("BENCH_THREAD_SENSITIVE", "1") == "1",
 }
 
-# One worker, the in-memory layer, even where REDIS_URL is set (bin/services.sh sets it).
-CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+# One worker, the in-memory layer, even where REDIS_URL is set (bin/services.sh sets it),
+# unless the mode asks for production's layer: then the example's own Redis settings.
+if os.environ.get("BENCH_CHANNEL_LAYER") != "redis":
+    CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}

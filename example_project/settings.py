@@ -162,7 +162,9 @@ def _channel_layer() -> dict[str, Any]:
         "CONFIG": {
             # redis-py >= 8 times socket reads out after 5 s; channels_redis waits longer
             # than that for messages, so idle sockets would be dropped without this.
-            "hosts": [{"address": redis_url, "socket_timeout": None}],
+            # redis-py >= 8 also caps a pool at 100 connections and then fails at once
+            # ("Too many connections"): 200 runs streaming on one worker need more.
+            "hosts": [{"address": redis_url, "socket_timeout": None, "max_connections": 1000}],
             "prefix": os.environ.get("CHANNEL_LAYER_PREFIX", "asgi"),
         },
     }
