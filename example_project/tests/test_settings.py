@@ -84,7 +84,13 @@ def test_production_mode_from_the_environment():
     assert values["layer"] == {
         "BACKEND": "channels_redis.core.RedisChannelLayer",
         "CONFIG": {
-            "hosts": [{"address": "redis://cache.internal:6379/2", "socket_timeout": None}],
+            "hosts": [
+                {
+                    "address": "redis://cache.internal:6379/2",
+                    "socket_timeout": None,
+                    "max_connections": 1000,
+                }
+            ],
             "prefix": "asgi",
         },
     }
