@@ -7,6 +7,7 @@ example_project/tests/test_views.py; here the app is mounted as the docs say, un
 from __future__ import annotations
 
 from datetime import timedelta
+from html.parser import HTMLParser
 
 import pytest
 from asgiref.sync import async_to_sync
@@ -204,3 +205,21 @@ def test_page_has_the_contract_markup(alice):
     assert "<script>" not in body
     assert "style=" not in body
     assert 'data-rewind-url="/chat/c/fresh/rewind/"' in body
+    assert _repeated_attributes(body) == []
+
+
+class _AttributeCounter(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.repeated: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        names = [name for name, _value in attrs]
+        self.repeated += [f"{tag} {name}" for name in set(names) if names.count(name) > 1]
+
+
+def _repeated_attributes(html: str) -> list[str]:
+    """Attributes given twice on one element (a browser silently keeps the first)."""
+    counter = _AttributeCounter()
+    counter.feed(html)
+    return counter.repeated
