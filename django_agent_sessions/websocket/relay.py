@@ -115,29 +115,19 @@ class RelayMixin:
             self._sequencer.expect(call.run_id, call.seq + 1)
             self._watch_expiry(call.expires_at)
         await self.send_json(
-            {
-                "type": "history",
-                "protocol": PROTOCOL_VERSION,
-                **self._history_fields(history),
-                "last_item_id": history.entries[-1].id if history.entries else None,
-                "active_run": active_run,
-                "pending_approvals": [call.wire() for call in pending],
-            }
+            _history_frame(
+                self._history_fields(history),
+                last_item_id=history.entries[-1].id if history.entries else None,
+                active_run=active_run,
+                pending_approvals=[call.wire() for call in pending],
+            )
         )
 
     async def send_empty_history(self) -> None:
         """The history frame of a conversation that does not exist yet."""
+        fields = {"items": [], "has_more": False, "oldest_id": None}
         await self.send_json(
-            {
-                "type": "history",
-                "protocol": PROTOCOL_VERSION,
-                "items": [],
-                "has_more": False,
-                "oldest_id": None,
-                "last_item_id": None,
-                "active_run": None,
-                "pending_approvals": [],
-            }
+            _history_frame(fields, last_item_id=None, active_run=None, pending_approvals=[])
         )
 
     async def send_older(self, before: Any) -> None:
@@ -254,3 +244,21 @@ class RelayMixin:
 
     async def agent_presence(self, message: dict[str, Any]) -> None:
         await layer.retrying(self.channel_layer.send, message["reply_to"], {"type": "agent.here"})
+
+
+def _history_frame(
+    fields: dict[str, Any],
+    *,
+    last_item_id: int | None,
+    active_run: Any,
+    pending_approvals: list[dict[str, Any]],
+) -> dict[str, Any]:
+    """The ``history`` frame: ``fields`` are its items, ``has_more`` and ``oldest_id``."""
+    return {
+        "type": "history",
+        "protocol": PROTOCOL_VERSION,
+        **fields,
+        "last_item_id": last_item_id,
+        "active_run": active_run,
+        "pending_approvals": pending_approvals,
+    }
