@@ -202,6 +202,11 @@ async def test_every_socket_gets_worker_lost_and_run_finished_fires_once(
             frames = await socket.until("run.failed", timeout=5)
             assert frames[-1]["run_id"] == str(dead.run_id)
             assert frames[-1]["error"]["code"] == "worker_lost"
+        # The sockets hear first; the signal follows once the record is read back.
+        for _ in range(100):
+            if finished:
+                break
+            await asyncio.sleep(0.05)
         # Another sweep (another worker) finds nothing left to claim.
         assert await records.expire_stale_runs() == []
     finally:
