@@ -53,6 +53,8 @@ def test_the_guide_covers_every_step():
     assert "pip install -e ./django-agent-sessions" in text  # from a checkout
     assert "channels.layers.InMemoryChannelLayer" in text
     assert "channels_redis.core.RedisChannelLayer" in text
+    # The production Redis hosts as the example project configures them (test_settings).
+    assert '"socket_timeout": None, "max_connections": 1000' in text
     assert 'pip install "django-agent-sessions[redis]"' in text
     readme = (REPO_ROOT / "README.md").read_text()
     assert "(docs/integration.md)" in readme
