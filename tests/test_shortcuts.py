@@ -16,6 +16,7 @@ import sqlite3
 import threading
 from typing import Any
 
+import django.db.utils
 import pytest
 from asgiref.sync import SyncToAsync, ThreadSensitiveContext, async_to_sync, sync_to_async
 from django.db import connection, transaction
@@ -85,6 +86,48 @@ async def test_shipped_path_turns_the_direct_hop_off():
             == SyncToAsync.single_thread_executor.submit(threading.get_ident).result()
         )
     assert await bridge.run(bridge.shortcuts_allowed)
+
+
+async def test_a_remembered_task_still_honours_a_thread_sensitive_context():
+    assert bridge._direct_hop_possible()  # the task is now remembered
+    async with ThreadSensitiveContext():
+        assert not bridge._direct_hop_possible()
+        context_thread = await sync_to_async(threading.get_ident)()
+        assert await bridge.run(threading.get_ident) == context_thread
+    assert bridge._direct_hop_possible()
+
+
+def test_a_task_under_a_sync_caller_is_never_remembered():
+    # ThreadSensitiveContext clears AsyncToSync.executors.current inside it and restores
+    # the sync caller's executor when it exits: the hop must see the restored value.
+    async def inner() -> list[bool]:
+        seen = [bridge._direct_hop_possible()]
+        async with ThreadSensitiveContext():
+            seen.append(bridge._direct_hop_possible())
+        seen.append(bridge._direct_hop_possible())
+        seen.append(await bridge.run(threading.get_ident) == caller)
+        return seen
+
+    caller = threading.get_ident()
+    assert async_to_sync(inner)() == [False, False, False, True]
+
+
+def test_asgiref_sets_the_sync_callers_executor_only_where_the_hop_expects():
+    # The per-task memory in bridge._no_sync_caller relies on asgiref assigning
+    # AsyncToSync.executors.current only in AsyncToSync.__call__ (the sync caller's
+    # context) and in ThreadSensitiveContext, which restores it on exit.
+    import inspect
+
+    import asgiref.sync
+
+    source = inspect.getsource(asgiref.sync)
+    assigning = [line.strip() for line in source.splitlines() if "executors.current =" in line]
+    assert sorted(assigning) == [
+        "AsyncToSync.executors.current = None",
+        "AsyncToSync.executors.current = self._old_executor",
+        "self.executors.current = current_executor",
+        "self.executors.current = old_executor",
+    ], "asgiref changed where it sets AsyncToSync.executors.current"
 
 
 # -- the SQLite transaction and cursor ------------------------------------------------------
@@ -176,6 +219,77 @@ def test_every_statement_of_a_shortcut_reaches_execute_wrappers(session_id):
     assert connection.get_autocommit()
     assert not connection.in_atomic_block
     assert AgentSession.objects.get(session_id=session_id).item_count == 0
+
+
+def test_django_cursor_wrapper_execute_assumption():
+    # _TranslatingCursor.execute does what CursorWrapper.execute does when no
+    # execute_wrapper is installed: it must be told if Django's path does more.
+    assert transactions._cursor_wrapper_is_djangos()
+    assert set(CursorWrapper._execute.__code__.co_names) <= {
+        "apps",
+        "ready",
+        "stored_app_configs",
+        "warnings",
+        "warn",
+        "APPS_NOT_READY_WARNING_MSG",
+        "RuntimeWarning",
+        "db",
+        "validate_no_broken_transaction",
+        "wrap_database_errors",
+        "cursor",
+        "execute",
+    }, "CursorWrapper._execute does something new"
+    assert "execute_wrappers" in CursorWrapper._execute_with_wrappers.__code__.co_names
+
+
+@only_sqlite
+@pytest.mark.django_db(transaction=True)
+def test_a_shortcut_cursor_skips_only_an_empty_wrapper_chain(session_id):
+    storage.append_items(_scope(session_id), _encoded("first"), "")
+    raw = connection.connection
+    assert type(transactions.driver_cursor(connection, raw)) is transactions._TranslatingCursor
+    with connection.execute_wrapper(Statements()):
+        assert type(transactions.driver_cursor(connection, raw)) is CursorWrapper
+
+
+@only_sqlite
+@pytest.mark.django_db(transaction=True)
+def test_a_patched_cursor_wrapper_sees_every_shortcut_statement(session_id, monkeypatch):
+    # How APM agents (Sentry, New Relic, Datadog) watch queries: they replace
+    # CursorWrapper's methods. The shortcut must then go through them.
+    seen: list[str] = []
+    django_execute = CursorWrapper.execute
+
+    def watched(self: CursorWrapper, sql: str, params: Any = None) -> Any:
+        seen.append(sql.split()[0])
+        return django_execute(self, sql, params)
+
+    storage.append_items(_scope(session_id), _encoded("first"), "")
+    monkeypatch.setattr(CursorWrapper, "execute", watched)
+    assert not transactions._cursor_wrapper_is_djangos()
+    storage.append_items(_scope(session_id), _encoded("a"), "")
+    assert storage.pop_newest(_scope(session_id))["content"] == "a"
+    assert len(storage.read_items(_scope(session_id), 20)) == 1
+    assert seen == ["BEGIN", "UPDATE", "INSERT", "BEGIN", "UPDATE", "DELETE", "SELECT"]
+    monkeypatch.undo()
+    assert transactions._cursor_wrapper_is_djangos()
+
+
+@only_sqlite
+@pytest.mark.django_db(transaction=True)
+def test_a_shortcut_statement_error_is_translated_and_rolled_back(session_id, monkeypatch):
+    storage.append_items(_scope(session_id), _encoded("first"), "")
+    cursor = transactions.driver_cursor(connection, connection.connection)
+    with pytest.raises(django.db.utils.OperationalError):
+        cursor.execute("SELECT * FROM no_such_table")
+    cursor.close()
+    monkeypatch.setattr(
+        transactions.Statements, "insert", lambda self, rows: "INSERT INTO no_such_table VALUES (1)"
+    )
+    with pytest.raises(django.db.utils.OperationalError):
+        storage.append_items(_scope(session_id), _encoded("lost"), "")
+    assert not connection.connection.in_transaction
+    assert AgentSession.objects.get(session_id=session_id).item_count == 1
 
 
 @pytest.mark.django_db(transaction=True)

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import inspect
 import sqlite3
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -89,9 +90,57 @@ def driver(connection: BaseDatabaseWrapper) -> sqlite3.Connection | None:
 
 def driver_cursor(connection: BaseDatabaseWrapper, raw: sqlite3.Connection) -> CursorWrapper:
     """sqlite3's own cursor, wrapped as Django wraps every cursor (what ``cursor()``
-    does, minus the SQLite cursor subclass that rewrites placeholders)."""
+    does, minus the SQLite cursor subclass that rewrites placeholders).
+
+    With no ``execute_wrapper()`` installed and ``CursorWrapper`` as Django ships it,
+    the wrapper is a ``_TranslatingCursor``: its ``execute`` goes straight to the driver
+    inside Django's error translation, without the executor chain built for wrappers
+    that are not there (measured: about a third of a statement's Python time).
+    """
     with connection.wrap_database_errors:
-        return connection._prepare_cursor(raw.cursor())  # type: ignore[attr-defined,no-any-return]
+        cursor = raw.cursor()
+    if connection.execute_wrappers or not _cursor_wrapper_is_djangos():
+        return connection._prepare_cursor(cursor)  # type: ignore[attr-defined,no-any-return]
+    return _TranslatingCursor(cursor, connection)
+
+
+class _TranslatingCursor(CursorWrapper):
+    """A ``CursorWrapper`` whose ``execute`` skips the empty ``execute_wrapper`` chain.
+
+    What ``CursorWrapper._execute`` does besides that chain is kept or does not apply:
+    Django's error translation is kept; the broken-transaction check applies only in an
+    atomic block, where the shortcut is never taken; the apps-not-ready warning cannot
+    fire once a session operation runs.
+    """
+
+    def execute(self, sql: Any, params: Any = None) -> Any:
+        with self.db.wrap_database_errors:
+            if params is None:
+                return self.cursor.execute(sql)
+            return self.cursor.execute(sql, params)
+
+
+def _cursor_wrapper_is_djangos() -> bool:
+    """Whether ``CursorWrapper``'s execute path is Django's own code.
+
+    APM agents (Sentry, New Relic, Datadog, ...) patch these methods to see every
+    statement; when one has, statements go through them as on the general path.
+    """
+    methods = tuple(getattr(CursorWrapper, name, None) for name in _EXECUTE_PATH)
+    if methods == _verified_methods[0]:
+        return True
+    own = all(
+        getattr(getattr(method, "__code__", None), "co_filename", None) == _DJANGO_CURSOR_FILE
+        for method in methods
+    )
+    if own:
+        _verified_methods[0] = methods
+    return own
+
+
+_EXECUTE_PATH = ("execute", "_execute_with_wrappers", "_execute")
+_verified_methods: list[tuple[Any, ...]] = [()]
+_DJANGO_CURSOR_FILE = inspect.getsourcefile(CursorWrapper) or ""
 
 
 @contextlib.contextmanager
