@@ -292,6 +292,29 @@ def test_a_shortcut_statement_error_is_translated_and_rolled_back(session_id, mo
     assert AgentSession.objects.get(session_id=session_id).item_count == 1
 
 
+@pytest.mark.parametrize(
+    "overrides",
+    [{}, {"USE_TZ": False}, {"TIME_ZONE": "America/Sao_Paulo"}],
+    ids=["utc", "naive", "local-zone"],
+)
+def test_an_operations_clock_is_what_django_would_store(overrides, settings, monkeypatch):
+    for name, value in overrides.items():
+        setattr(settings, name, value)
+    if "TIME_ZONE" in overrides:
+        # The database's own time zone (DATABASES TIME_ZONE) decides the stored text.
+        monkeypatch.setitem(connection.settings_dict, "TIME_ZONE", overrides["TIME_ZONE"])
+        connection.__dict__.pop("timezone", None)
+        connection.__dict__.pop("timezone_name", None)
+    try:
+        clock = storage._clock(connection)
+        adapt = connection.ops.adapt_datetimefield_value
+        assert clock.stamp == adapt(clock.now)
+        assert clock.threshold == adapt(clock.now - storage.UPDATED_AT_RESOLUTION)
+    finally:
+        connection.__dict__.pop("timezone", None)
+        connection.__dict__.pop("timezone_name", None)
+
+
 @pytest.mark.django_db(transaction=True)
 def test_with_query_logging_the_general_path_runs_and_is_logged(session_id):
     storage.append_items(_scope(session_id), _encoded("first"), "")

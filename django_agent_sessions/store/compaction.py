@@ -16,7 +16,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.db.backends.utils import CursorWrapper
-from django.utils import timezone
 
 from django_agent_sessions import serialization
 from django_agent_sessions.serialization import EncodedItem
@@ -88,10 +87,9 @@ def replace_suffix(
     if not expected_ids:
         return False
     connection = stored._connection(scope.using)
-    now = timezone.now()
-    stamp = connection.ops.adapt_datetimefield_value(now)
+    clock = stored._clock(connection)
     with writing(connection, scope.using) as (cursor, sql):
-        locked = stored._lock(cursor, sql, scope, now, count_delta=0)
+        locked = stored._lock(cursor, sql, scope, clock, count_delta=0)
         if locked is None:
             return False
         stored._check_owner(scope, locked.owner_id)
@@ -105,7 +103,7 @@ def replace_suffix(
             )
         cursor.execute(sql.delete_from, [locked.pk, expected_ids[0]])
         removed += int(cursor.rowcount)
-        stored._insert_items(cursor, sql, locked.pk, encoded, stamp)
+        stored._insert_items(cursor, sql, locked.pk, encoded, clock.stamp)
         delta = len(encoded) - removed
         cursor.execute(sql.recount, [delta, delta, locked.pk])
     return True
