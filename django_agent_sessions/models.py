@@ -38,7 +38,7 @@ class AgentSession(models.Model):
     # Kept up to date by every write, so lists never need a COUNT per conversation.
     item_count = models.PositiveIntegerField(_("items"), default=0, editable=False)
     created_at = models.DateTimeField(_("created"), default=timezone.now, editable=False)
-    # The time of the last write, to within a second (store.items.UPDATED_AT_RESOLUTION):
+    # The time of the last write, to within a second (store.clock.UPDATED_AT_RESOLUTION):
     # two indexes hold it, for the admin, the chat's list and retention, and a burst of
     # writes need not rewrite them each time. Each owner's order stays exact.
     updated_at = models.DateTimeField(

@@ -13,7 +13,7 @@ from agents.memory.session_settings import (
 )
 from django.db import router
 
-from django_agent_sessions import bridge, items, serialization
+from django_agent_sessions import bridge, serialization
 from django_agent_sessions.conf import app_settings
 from django_agent_sessions.models import SESSION_ID_MAX_LENGTH, AgentSession
 from django_agent_sessions.store import compaction
@@ -119,7 +119,7 @@ class DjangoSession(SessionABC):
         )
         if not encoded:
             return
-        title = _title_from(items)
+        title = _title_from(encoded)
         await bridge.run_to_completion(stored_items.append_items, self._scope, encoded, title)
 
     async def pop_item(
@@ -213,12 +213,16 @@ def _owner_pk(owner: Any) -> Any:
     return pk
 
 
-def _title_from(batch: list[Any]) -> str:
-    """A default conversation title: the start of the first user message."""
-    for item in batch:
-        view = items.describe(item)  # every item is a mapping: encode_items checked
-        if view.kind == "message" and view.role == "user":
-            text = " ".join(view.text[:400].split())
-            if text:
-                return serialization.column_text(text, 80)
+def _title_from(batch: list[serialization.EncodedItem]) -> str:
+    """A default conversation title: the start of the first user message.
+
+    Taken from the item's preview (its text with whitespace collapsed), so each item
+    is described once per write.
+    """
+    for encoded in batch:
+        if encoded.item_type == "message" and encoded.role == "user" and encoded.preview:
+            return encoded.preview[:TITLE_CHARS]
     return ""
+
+
+TITLE_CHARS = 80

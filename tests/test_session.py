@@ -14,7 +14,7 @@ from django.utils import timezone
 from django_agent_sessions import DjangoSession
 from django_agent_sessions.exceptions import SessionOwnershipError
 from django_agent_sessions.models import AgentSession, SessionItem
-from django_agent_sessions.store.items import UPDATED_AT_RESOLUTION
+from django_agent_sessions.store.clock import UPDATED_AT_RESOLUTION
 from tests.conftest import assistant_message, user_message
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -136,6 +136,20 @@ async def test_clear_removes_items_and_keeps_the_row(make_session):
     assert row.title == "message 0"
     await session.add_items([user_message("after clear")])
     assert texts(await session.get_items()) == ["after clear"]
+
+
+async def test_the_title_is_the_start_of_the_first_user_message_with_text(make_session):
+    session = make_session()
+    words = " ".join(f"word{i}" for i in range(40))
+    await session.add_items(
+        [
+            assistant_message("not the user"),
+            user_message(" \n\t "),
+            {"role": "user", "content": [{"type": "input_text", "text": f"\n{words}"}]},
+        ]
+    )
+    row = await AgentSession.objects.aget(session_id=session.session_id)
+    assert row.title == words[:80]
 
 
 async def test_item_count_and_title_follow_writes(make_session):

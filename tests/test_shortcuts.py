@@ -28,6 +28,7 @@ from django_agent_sessions.exceptions import SessionOwnershipError
 from django_agent_sessions.models import AgentSession, SessionItem
 from django_agent_sessions.store import items as storage
 from django_agent_sessions.store import transactions
+from django_agent_sessions.store.clock import UPDATED_AT_RESOLUTION, read_clock
 from tests.conftest import user_message
 
 SQLITE = connection.vendor == "sqlite"
@@ -306,10 +307,10 @@ def test_an_operations_clock_is_what_django_would_store(overrides, settings, mon
         connection.__dict__.pop("timezone", None)
         connection.__dict__.pop("timezone_name", None)
     try:
-        clock = storage._clock(connection)
+        clock = read_clock(connection)
         adapt = connection.ops.adapt_datetimefield_value
         assert clock.stamp == adapt(clock.now)
-        assert clock.threshold == adapt(clock.now - storage.UPDATED_AT_RESOLUTION)
+        assert clock.threshold == adapt(clock.now - UPDATED_AT_RESOLUTION)
     finally:
         connection.__dict__.pop("timezone", None)
         connection.__dict__.pop("timezone_name", None)

@@ -20,6 +20,7 @@ from django.db.backends.utils import CursorWrapper
 from django_agent_sessions import serialization
 from django_agent_sessions.serialization import EncodedItem
 from django_agent_sessions.store import items as stored
+from django_agent_sessions.store.clock import read_clock
 from django_agent_sessions.store.items import Scope
 from django_agent_sessions.store.statements import Statements
 from django_agent_sessions.store.transactions import reading, writing
@@ -87,7 +88,7 @@ def replace_suffix(
     if not expected_ids:
         return False
     connection = stored._connection(scope.using)
-    clock = stored._clock(connection)
+    clock = read_clock(connection)
     with writing(connection, scope.using) as (cursor, sql):
         locked = stored._lock(cursor, sql, scope, clock, count_delta=0)
         if locked is None:

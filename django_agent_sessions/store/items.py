@@ -11,19 +11,18 @@ The SQL text lives in ``statements``.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime, timedelta
 from typing import Any, NamedTuple
 
 from django.db import connections
 from django.db.backends.base.base import BaseDatabaseWrapper
 from django.db.backends.utils import CursorWrapper
-from django.utils import timezone
 
 from django_agent_sessions import serialization
 from django_agent_sessions.exceptions import SessionOwnershipError
 from django_agent_sessions.items import is_user_message
 from django_agent_sessions.models import AgentSession
 from django_agent_sessions.serialization import EncodedItem
+from django_agent_sessions.store.clock import Clock, read_clock
 from django_agent_sessions.store.conversations import delete_items_of
 from django_agent_sessions.store.statements import Statements
 from django_agent_sessions.store.transactions import FirstWrite, fetchone, select, writing
@@ -41,30 +40,12 @@ class Scope:
     using: str
 
 
-class _Clock(NamedTuple):
-    """An operation's time: as Python sees it, and as the database stores it."""
-
-    now: datetime  # for the ORM (creating the conversation row)
-    stamp: Any  # ``now`` as stored: created_at of new items, a moved updated_at
-    threshold: Any  # ``now - UPDATED_AT_RESOLUTION`` as stored
-
-
 class _Locked(NamedTuple):
     """The locked conversation row (a named tuple: one is built per mutation)."""
 
     pk: int
     owner_id: Any
     stale: bool  # updated_at must move (see UPDATED_AT_RESOLUTION)
-
-
-# How far ``updated_at`` may lag behind the last write. It orders the admin and the
-# chat's list and decides retention, and both indexes that hold it are rewritten whenever
-# it changes. Moving it at most once a second saves a burst of writes two index pages
-# each (measured on SQLite: a write dirtied 6.6 pages, 4.6 this way; the SDK's
-# SQLiteSession dirties 3.8), and keeps PostgreSQL's updates HOT. It still moves at once
-# when another conversation of the same owner is more recent, so each user's list,
-# newest first, is exact; only the order across owners may lag by up to this much.
-UPDATED_AT_RESOLUTION = timedelta(seconds=1)
 
 
 def read_items(scope: Scope, limit: int | None) -> list[Any]:
@@ -107,7 +88,7 @@ def append_items(scope: Scope, encoded: list[EncodedItem], title: str) -> None:
 
 def _append_items(scope: Scope, encoded: list[EncodedItem], title: str, *, shortcut: bool) -> None:
     connection = _connection(scope.using)
-    clock = _clock(connection)
+    clock = read_clock(connection)
     count = len(encoded)
     with writing(connection, scope.using, shortcut=shortcut) as (cursor, sql):
         locked = _lock(cursor, sql, scope, clock, count_delta=count, title=title)
@@ -125,7 +106,7 @@ def pop_newest(scope: Scope) -> Any:
     """Remove and return the newest item, or None; exactly once under concurrency."""
     connection = _connection(scope.using)
     with writing(connection, scope.using) as (cursor, sql):
-        locked = _lock(cursor, sql, scope, _clock(connection), count_delta=-1)
+        locked = _lock(cursor, sql, scope, read_clock(connection), count_delta=-1)
         if locked is None:
             return None
         _check_owner(scope, locked.owner_id)
@@ -143,7 +124,7 @@ def clear(scope: Scope) -> None:
     """Delete every item; the conversation row (owner, title) stays."""
     connection = _connection(scope.using)
     with writing(connection, scope.using) as (cursor, sql):
-        locked = _lock(cursor, sql, scope, _clock(connection), count_delta=None)
+        locked = _lock(cursor, sql, scope, read_clock(connection), count_delta=None)
         if locked is None:
             return
         _check_owner(scope, locked.owner_id)
@@ -160,7 +141,7 @@ def take_back_last_turn(scope: Scope) -> list[Any] | None:
     """
     connection = _connection(scope.using)
     with writing(connection, scope.using) as (cursor, sql):
-        locked = _lock(cursor, sql, scope, _clock(connection), count_delta=0)
+        locked = _lock(cursor, sql, scope, read_clock(connection), count_delta=0)
         if locked is None:
             return None
         _check_owner(scope, locked.owner_id)
@@ -192,7 +173,7 @@ def _lock(
     cursor: CursorWrapper,
     sql: Statements,
     scope: Scope,
-    clock: _Clock,
+    clock: Clock,
     *,
     count_delta: int | None,
     title: str = "",
@@ -238,22 +219,6 @@ def _insert_items(
         for item in chunk:
             params += [session_pk, *item, created_at]  # EncodedItem is in column order
         cursor.execute(sql.insert(len(chunk)), params)
-
-
-def _clock(connection: BaseDatabaseWrapper) -> _Clock:
-    """Now, and the database values an operation writes and compares ``updated_at`` with.
-
-    On SQLite the values are built as ``adapt_datetimefield_value`` builds them (the text
-    of the naive time in the connection's time zone), converting once instead of twice:
-    at one operation per hop, Django's two calls were a tenth of a pop's Python time.
-    ``tests/test_shortcuts.py`` checks both against Django's own adaptation.
-    """
-    now = timezone.now()
-    if connection.vendor == "sqlite":
-        local = timezone.make_naive(now, connection.timezone) if timezone.is_aware(now) else now
-        return _Clock(now, str(local), str(local - UPDATED_AT_RESOLUTION))
-    adapt = connection.ops.adapt_datetimefield_value
-    return _Clock(now, adapt(now), adapt(now - UPDATED_AT_RESOLUTION))
 
 
 def _create(scope: Scope, now: Any, title: str) -> None:
