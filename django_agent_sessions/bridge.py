@@ -113,8 +113,13 @@ def _direct_hop_possible() -> bool:
     return _no_sync_caller(asyncio.current_task(loop))
 
 
-# Tasks known to run with no ``async_to_sync`` caller above them.
-_WITHOUT_SYNC_CALLER: weakref.WeakSet[asyncio.Task[Any]] = weakref.WeakSet()
+# The task known to run with no ``async_to_sync`` caller above it, kept in the task's own
+# context (a context variable is read in C; a task made later inherits the value but is
+# another task, so it looks for itself). A weak reference: the task's context must not
+# keep the task, and its result, alive.
+_WITHOUT_SYNC_CALLER: contextvars.ContextVar[Callable[[], asyncio.Task[Any] | None]] = (
+    contextvars.ContextVar("agent_sessions_without_sync_caller", default=lambda: None)
+)
 
 
 def _no_sync_caller(task: asyncio.Task[Any] | None) -> bool:
@@ -127,12 +132,12 @@ def _no_sync_caller(task: asyncio.Task[Any] | None) -> bool:
     synchronous caller's context, copied into the task when the task is made, and
     ``ThreadSensitiveContext`` restores the value it found when it exits.
     """
-    if task is not None and task in _WITHOUT_SYNC_CALLER:
+    if task is not None and _WITHOUT_SYNC_CALLER.get()() is task:
         return True
     if getattr(AsyncToSync.executors, "current", None) is not None:
         return False
     if task is not None:
-        _WITHOUT_SYNC_CALLER.add(task)
+        _WITHOUT_SYNC_CALLER.set(weakref.ref(task))
     return True
 
 

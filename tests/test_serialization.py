@@ -61,3 +61,35 @@ def test_json_compatible_subclasses_take_the_careful_walk_and_are_accepted():
 def test_a_problem_below_a_subclass_is_still_named():
     with pytest.raises(ValueError, match=r"item 0\['content'\]\[1\]: nan is not a valid"):
         encode(OrderedDict(content=("a", float("nan"))))
+
+
+def test_collapse_whitespace_skip_assumption():
+    # collapse_whitespace() returns a printable text as it is: that is exact only while
+    # every character str.split() splits on, but the ASCII space, is not printable.
+    split_on = [c for c in map(chr, range(0x110000)) if len(f"a{c}b".split()) == 2]
+    assert " " in split_on
+    assert [c for c in split_on if c != " " and c.isprintable()] == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "",
+        " ",
+        "plain words, one space each",
+        " leading",
+        "trailing ",
+        "double  space",
+        "line\nbreak",
+        "tab\there",
+        "no\xa0break",
+        "ideographic\u3000space",
+        "line\u2028separator",
+        "unit\x1fseparator",
+        "next\x85line",
+        "°C and ünïcödé",
+        "zero\u200bwidth",  # not whitespace to split(), and not printable: the slow path
+    ],
+)
+def test_collapse_whitespace_is_join_split(text):
+    assert serialization.collapse_whitespace(text) == " ".join(text.split())

@@ -98,6 +98,26 @@ async def test_a_remembered_task_still_honours_a_thread_sensitive_context():
     assert bridge._direct_hop_possible()
 
 
+async def test_a_remembered_task_is_not_kept_alive_by_its_context():
+    import gc
+    import weakref
+
+    async def hop() -> bool:
+        return bridge._direct_hop_possible()
+
+    gc.disable()  # freed by reference counting alone: a cycle through its context would stay
+    try:
+        task = asyncio.ensure_future(hop())
+        assert await task
+        finished = weakref.ref(task)
+        del task
+        await asyncio.sleep(0)  # the loop lets go of the finished task's last callback
+        assert finished() is None
+    finally:
+        gc.enable()
+    assert bridge._direct_hop_possible()  # this task still looks for itself
+
+
 def test_a_task_under_a_sync_caller_is_never_remembered():
     # ThreadSensitiveContext clears AsyncToSync.executors.current inside it and restores
     # the sync caller's executor when it exits: the hop must see the restored value.
