@@ -126,20 +126,14 @@ def _cursor_wrapper_is_djangos() -> bool:
     APM agents (Sentry, New Relic, Datadog, ...) patch these methods to see every
     statement; when one has, statements go through them as on the general path.
     """
-    methods = tuple(getattr(CursorWrapper, name, None) for name in _EXECUTE_PATH)
-    if methods == _verified_methods[0]:
-        return True
-    own = all(
-        getattr(getattr(method, "__code__", None), "co_filename", None) == _DJANGO_CURSOR_FILE
-        for method in methods
+    return all(
+        getattr(getattr(CursorWrapper, name, None), "__code__", None) is not None
+        and getattr(CursorWrapper, name).__code__.co_filename == _DJANGO_CURSOR_FILE
+        for name in _EXECUTE_PATH
     )
-    if own:
-        _verified_methods[0] = methods
-    return own
 
 
 _EXECUTE_PATH = ("execute", "_execute_with_wrappers", "_execute")
-_verified_methods: list[tuple[Any, ...]] = [()]
 _DJANGO_CURSOR_FILE = inspect.getsourcefile(CursorWrapper) or ""
 
 
