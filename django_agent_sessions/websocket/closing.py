@@ -55,13 +55,7 @@ class ClosingSafeMixin:
 
         return guarded
 
-    @property
-    def channel_receive(self) -> Any:
-        return self._receive_from_layer
-
-    @channel_receive.setter
-    def channel_receive(self, receive: Any) -> None:
-        self._layer_receive = receive
+    _layer_receive: Any  # the channel layer's receive, set by InboxMixin
 
     async def _receive_from_layer(self) -> Any:
         # A Redis restart breaks the pooled connections this waits on, and the restarted

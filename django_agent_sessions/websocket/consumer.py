@@ -38,6 +38,7 @@ from django_agent_sessions.websocket import (
 from django_agent_sessions.websocket.agent_loading import load_agent
 from django_agent_sessions.websocket.closing import ClosingSafeMixin
 from django_agent_sessions.websocket.context import AgentRunContext
+from django_agent_sessions.websocket.inbox import InboxMixin
 from django_agent_sessions.websocket.relay import RelayMixin
 
 logger = logging.getLogger(__name__)
@@ -68,7 +69,7 @@ class _InvalidJson(ValueError):
     pass
 
 
-class AgentSessionConsumer(ClosingSafeMixin, RelayMixin, AsyncJsonWebsocketConsumer):  # type: ignore[misc]
+class AgentSessionConsumer(InboxMixin, ClosingSafeMixin, RelayMixin, AsyncJsonWebsocketConsumer):  # type: ignore[misc]
     """Chat with the configured agent in the conversation named by the URL."""
 
     conversation_pk: int | None = None  # None until the conversation exists
@@ -112,6 +113,7 @@ class AgentSessionConsumer(ClosingSafeMixin, RelayMixin, AsyncJsonWebsocketConsu
 
     async def _join(self, conversation_pk: int) -> None:
         self.conversation_pk = conversation_pk
+        self.watch(conversation_pk)  # this process's runs: straight to the inbox
         await layer.retrying(
             self.channel_layer.group_add, runs.group_name(conversation_pk), self.channel_name
         )
@@ -138,6 +140,10 @@ class AgentSessionConsumer(ClosingSafeMixin, RelayMixin, AsyncJsonWebsocketConsu
             self.channel_name,
         )
         await self._join(int(message["conversation_pk"]))
+        # The first run may have started before this socket joined (in another worker,
+        # its events then go through the layer only once a socket follows it): a
+        # catch-up shows it from its beginning. Before it starts, there is nothing to say.
+        await self.send_history(unless_empty=True)
         await self.send_history()
 
     async def _refuse(self, code: int) -> None:
@@ -182,6 +188,7 @@ class AgentSessionConsumer(ClosingSafeMixin, RelayMixin, AsyncJsonWebsocketConsu
                     self.channel_name,
                 )
             return
+        self.stop_watching()
         await layer.retrying(
             self.channel_layer.group_discard,
             runs.group_name(self.conversation_pk),

@@ -32,6 +32,10 @@ async def retrying(call: Callable[..., Awaitable[_T]], *args: Any) -> _T:
         return await call(*args)
 
 
-async def publish(layer: Any, group: str, event: dict[str, Any]) -> None:
-    """Send a wire event to every socket of a group (valid Unicode: msgpack needs it)."""
-    await retrying(layer.group_send, group, {"type": "agent.event", "event": valid_unicode(event)})
+async def publish(layer: Any, group: str, event: dict[str, Any], **fields: Any) -> None:
+    """Send a wire event to every socket of a group (valid Unicode: msgpack needs it).
+
+    ``fields`` go into the layer message beside the event (``fanout.layer_fields``).
+    """
+    message = {"type": "agent.event", "event": valid_unicode(event), **fields}
+    await retrying(layer.group_send, group, message)

@@ -23,7 +23,15 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from django_agent_sessions.conf import app_settings
-from django_agent_sessions.websocket import approvals, layer, records, runs, waiting, wire
+from django_agent_sessions.websocket import (
+    approvals,
+    fanout,
+    layer,
+    records,
+    runs,
+    waiting,
+    wire,
+)
 from django_agent_sessions.websocket.ordering import Sequencer
 from django_agent_sessions.websocket.protocol import PROTOCOL_VERSION  # in every history frame
 
@@ -63,14 +71,23 @@ class RelayMixin:
             if timer is not None:
                 timer.cancel()
 
-    async def send_history(self) -> None:
+    async def send_history(self, *, unless_empty: bool = False) -> None:
+        """The history frame, or a catch-up on the run in flight.
+
+        ``unless_empty``: nothing when the conversation has no items and no run yet.
+        """
         assert self.conversation_pk is not None
         await self.expire_overdue()
         history = await self._load_history(up_to_item_id=None)
-        if history.active_run_id is None:
-            return await self._send_history_frame(history, None)
-        # A run is in flight (here or in another worker): ask it where it is, and hold
-        # its events until the answer (or the timeout) so nothing is shown twice.
+        if history.active_run_id is not None:
+            return await self._catch_up()
+        if history.entries or not unless_empty:
+            await self._send_history_frame(history, None)
+
+    async def _catch_up(self) -> None:
+        """A run is in flight (here or in another worker): ask it where it is, and hold
+        its events until the answer (or the timeout) so nothing is shown twice."""
+        assert self.conversation_pk is not None
         self._buffer = []
         await layer.retrying(
             self.channel_layer.group_send,
@@ -184,7 +201,13 @@ class RelayMixin:
     # Messages from runs, through the channel layer --------------------------------
 
     async def agent_event(self, message: dict[str, Any]) -> None:
+        if fanout.from_this_process(message):
+            return  # the run handed it to this socket's inbox already
         event = message["event"]
+        if self._buffer is None and _unfollowed_start(message):
+            # A run of another worker, publishing its events only there: catching up
+            # makes it publish every later one through the layer (see ``fanout``).
+            await self._catch_up()
         if event.get("type") == "approval.requested":
             self._watch_expiry(event.get("expires_at"))
         elif event.get("type") in runs.TERMINAL_EVENTS and self._expiry_timer is not None:
@@ -244,6 +267,10 @@ class RelayMixin:
 
     async def agent_presence(self, message: dict[str, Any]) -> None:
         await layer.retrying(self.channel_layer.send, message["reply_to"], {"type": "agent.here"})
+
+
+def _unfollowed_start(message: dict[str, Any]) -> bool:
+    return message.get("followed") is False and message["event"].get("type") == "run.started"
 
 
 def _history_frame(

@@ -30,7 +30,7 @@ from django_agent_sessions import signals
 from django_agent_sessions.conf import app_settings
 from django_agent_sessions.models import AgentRun
 from django_agent_sessions.serialization import valid_unicode
-from django_agent_sessions.websocket import approvals, layer, records
+from django_agent_sessions.websocket import approvals, fanout, layer, records
 from django_agent_sessions.websocket.events import StreamedRun
 from django_agent_sessions.websocket.outcomes import (
     CANCELLED,
@@ -45,6 +45,9 @@ logger = logging.getLogger(__name__)
 _T = TypeVar("_T")
 PRESENCE_TIMEOUT = 1.0
 TERMINAL_EVENTS = frozenset({"run.completed", "run.cancelled", "run.failed"})
+# Events that go through the channel layer even when no other worker follows the run:
+# its start (another worker's socket then asks to follow), its end and its requests.
+_ANNOUNCED = TERMINAL_EVENTS | {"run.started", "approval.requested"}
 
 # Runs of this process, by conversation primary key.
 _local_runs: dict[int, ActiveRun] = {}
@@ -111,6 +114,9 @@ class ActiveRun:
         self._helpers: list[asyncio.Task[None]] = []
         self._presence_round = 0
         self._someone_here = False
+        # Whether a socket of another worker watches: then every event goes through the
+        # channel layer, not only those in _ANNOUNCED.
+        self._followed = False
 
     @property
     def run_id(self) -> str:
@@ -245,7 +251,13 @@ class ActiveRun:
         return True
 
     async def _publish(self, event: dict[str, Any]) -> None:
-        await layer.publish(self.layer, self.group, event)
+        """To this process's sockets directly, and through the layer what other workers
+        need: every event once one of their sockets follows the run (see ``fanout``)."""
+        event = valid_unicode(event)
+        fanout.deliver(self.session_pk, {"type": "agent.event", "event": event})
+        if self._followed or event["type"] in _ANNOUNCED:
+            fields = fanout.layer_fields(followed=self._followed)
+            await layer.publish(self.layer, self.group, event, **fields)
 
     async def _listen(self) -> None:
         while True:
@@ -261,6 +273,10 @@ class ActiveRun:
         if kind == "agent.cancel" and message.get("run_id") in (None, self.run_id):
             self.cancel()
         elif kind == "agent.catchup" and isinstance(message.get("reply_to"), str):
+            if not fanout.is_local(message["reply_to"]):
+                # A socket of another worker: every event after this snapshot goes
+                # through the layer (set before the snapshot is taken, with no await).
+                self._followed = True
             await layer.retrying(
                 self.layer.send,
                 message["reply_to"],

@@ -79,13 +79,15 @@ async def test_a_run_in_another_process_reaches_catches_up_and_cancels(
     worker = await start_remote_run(session_id, redis_prefix)
     try:
         try:
-            started = await watching.receive(timeout=30)  # the worker process is starting
+            followed = await watching.receive(timeout=30)  # the worker process is starting
         except TimeoutError:
             worker.kill()
             out, err = await worker.communicate()
-            raise AssertionError(f"no run.started; worker said: {out!r} {err.decode()}") from None
-        assert started["type"] == "run.started"
-        assert started["agent"] == "Remote"
+            raise AssertionError(f"no frame; worker said: {out!r} {err.decode()}") from None
+        # The run's run.started made this socket follow it: a history frame with the run
+        # in flight, then its events through the layer.
+        assert followed["type"] == "history"
+        started = followed["active_run"]
         before = await watching.until("text.delta")
         await watching.until("text.delta")
 
@@ -141,7 +143,7 @@ async def test_the_last_socket_leaving_stops_a_run_in_another_process(
     await watching.open()
     worker = await start_remote_run(session_id, redis_prefix)
     try:
-        assert (await watching.receive(timeout=30))["type"] == "run.started"
+        assert (await watching.receive(timeout=30))["active_run"] is not None  # following it
         await watching.until("text.delta")
         await watching.close()  # the run's worker has no socket of its own
         out, err = await asyncio.wait_for(worker.communicate(), 10)
