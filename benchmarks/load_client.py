@@ -6,6 +6,7 @@ Used by ``benchmarks.streaming``; every wait here is bounded.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import socket
@@ -31,6 +32,8 @@ class Scenario:
     delay_ms: int
     pad: int = 0
     non_reader: bool = False
+    # The non-reader's control: the same full-pace run, read by its client.
+    full_pace_reader: bool = False
     idle_only: bool = False
     baseline_too: bool = True
     # One big run at a time, alternately read and not read, ``repeats`` times each.
@@ -39,6 +42,8 @@ class Scenario:
     # Sockets that connect first and stay open, idle, while the runs stream.
     idle_too: int = 0
 
+
+FULL_PACE_RUN = "bench tokens=50000 delay_ms=0 pad=190"
 
 # Idle sockets first: RSS growth after a heavy scenario is hidden by memory it freed.
 
@@ -194,6 +199,20 @@ async def non_reader(server: Server, cookie: str, text: str, seconds: float) -> 
         await asyncio.sleep(seconds)
 
 
+async def full_pace_reader(server: Server, cookie: str, text: str, seconds: float) -> None:
+    """The non-reader's control: the same run, read as it comes, for as long."""
+    async with _open(server, cookie, f"bench-reader-{uuid.uuid4().hex[:8]}") as ws:
+        await ws.recv()
+        await ws.send(json.dumps({"type": "user_message", "text": text}))
+        deadline = time.monotonic() + seconds
+        with contextlib.suppress(TimeoutError, asyncio.TimeoutError):
+            while True:
+                frame = json.loads(await asyncio.wait_for(ws.recv(), deadline - time.monotonic()))
+                if frame.get("type") in ("run.completed", "run.failed", "run.cancelled"):
+                    await asyncio.sleep(max(0.0, deadline - time.monotonic()))
+                    return
+
+
 def _pct(values: list[float], q: float) -> float | None:
     if not values:
         return None
@@ -226,11 +245,10 @@ async def run_scenario(server: Server, cookies: list[str], s: Scenario) -> dict[
     idle = await _open_idle(server, cookies, s.idle_too)
     idle_rss = server.rss()
     mute = None
-    if s.non_reader:
+    if s.non_reader or s.full_pace_reader:
         # 50 000 tokens of ~200 bytes: far past the per-run byte cap.
-        mute = asyncio.create_task(
-            non_reader(server, cookies[-1], "bench tokens=50000 delay_ms=0 pad=190", expected + 1)
-        )
+        extra = non_reader if s.non_reader else full_pace_reader
+        mute = asyncio.create_task(extra(server, cookies[-1], FULL_PACE_RUN, expected + 1))
     await asyncio.sleep(0.5)  # let every socket connect and get its history first
     started = time.perf_counter()
     go.set()
@@ -302,7 +320,6 @@ async def _idle(server: Server, cookies: list[str], s: Scenario, before: int) ->
 
 
 # 50 000 tokens of ~200 bytes: far past the per-run byte cap, so the run is stopped by it.
-_BIG_RUN = "bench tokens=50000 delay_ms=0 pad=190"
 
 
 async def probe(server: Server) -> dict[str, Any]:
@@ -319,7 +336,7 @@ async def probe(server: Server) -> dict[str, Any]:
 
 
 async def _big_run(server: Server, cookie: str, read: bool) -> dict[str, Any]:
-    """One run of ``_BIG_RUN`` on a socket with a 4 KiB receive buffer, read or not.
+    """One run of ``FULL_PACE_RUN`` on a socket with a 4 KiB receive buffer, read or not.
 
     RSS is sampled before connecting, at its peak, once the run has ended with the socket
     still open ("held": what the worker keeps for the socket), and after it closed.
@@ -343,7 +360,7 @@ async def _big_run(server: Server, cookie: str, read: bool) -> dict[str, Any]:
     )
     try:
         await asyncio.wait_for(ws.recv(), 30)  # the history frame
-        await ws.send(json.dumps({"type": "user_message", "text": _BIG_RUN}))
+        await ws.send(json.dumps({"type": "user_message", "text": FULL_PACE_RUN}))
 
         async def read_all() -> None:
             nonlocal received, ended

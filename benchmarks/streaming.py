@@ -30,6 +30,8 @@ MAX_RUN_BYTES = 2 * 1024 * 1024  # the app's default AGENT_SESSIONS["MAX_RUN_BYT
 NON_READER_COST = "1 client that never reads, alone (vs 1 that reads)"
 LOADED = "1000 idle sockets + 200 x 200 tokens @ 20 ms"
 SMOKE_LOADED = "20 idle sockets + 5 x 20 tokens @ 5 ms"
+READER_CONTROL = "20 x 200 @ 20 ms + 1 client that reads a full-pace run"
+SMOKE_READER_CONTROL = "3 x 20 @ 5 ms + 1 client that reads a full-pace run"
 
 
 FULL = [
@@ -48,6 +50,8 @@ FULL = [
         non_reader=True,
         baseline_too=False,
     ),
+    # The non-reader's control: the same full-pace run, read.
+    Scenario(READER_CONTROL, 20, 200, 20, full_pace_reader=True, baseline_too=False),
     Scenario(NON_READER_COST, 1, 0, 0, non_reader_cost=True, baseline_too=False, repeats=3),
 ]
 SMOKE = [
@@ -56,6 +60,7 @@ SMOKE = [
     Scenario(
         "3 x 20 @ 5 ms + 1 client that never reads", 3, 20, 5, non_reader=True, baseline_too=False
     ),
+    Scenario(SMOKE_READER_CONTROL, 3, 20, 5, full_pace_reader=True, baseline_too=False),
     Scenario("10 idle sockets", 10, 0, 0, idle_only=True, baseline_too=False),
     Scenario(SMOKE_LOADED, 5, 20, 5, idle_too=20, baseline_too=False),
     Scenario(NON_READER_COST, 1, 0, 0, non_reader_cost=True, baseline_too=False, repeats=1),
@@ -235,6 +240,7 @@ def targets(results: list[dict[str, Any]], smoke: bool) -> list[dict[str, Any]]:
                 and (bound is None or (p99 is not None and p99 <= bound)),
             }
         )
+    checks += _non_reader_cpu(by_name, smoke)
     checks += _loaded_worker(
         {r["scenario"]: r for r in results if r["mode"] == "sessions, Redis layer"}, smoke
     )
@@ -257,6 +263,37 @@ def targets(results: list[dict[str, Any]], smoke: bool) -> list[dict[str, Any]]:
             }
         )
     return checks
+
+
+def _non_reader_cpu(by_name: dict[str, dict[str, Any]], smoke: bool) -> list[dict[str, Any]]:
+    """A client that never reads costs the others no more than one that reads the same
+    run: its events are dropped by the byte cap, not held or retried at the others' cost.
+    Bound: the others' TTFT and delivery p99 within 1.5x (or 100 ms) of the reading
+    control's, and every one of them completes."""
+    mixed = next((r for name, r in by_name.items() if name.endswith("never reads")), None)
+    control = by_name.get(SMOKE_READER_CONTROL if smoke else READER_CONTROL)
+    if mixed is None or control is None:
+        return []
+
+    def within(ours: float | None, reference: float | None) -> bool:
+        if ours is None or reference is None:
+            return False
+        return ours <= max(1.5 * reference, reference + 100)
+
+    return [
+        {
+            "target": "a client that never reads costs the others' CPU at most what a "
+            "reading one does (TTFT and delivery p99 within 1.5x or 100 ms)",
+            "others_ttft_p99_ms": mixed["ttft_p99_ms"],
+            "with_a_reader_ms": control["ttft_p99_ms"],
+            "others_delivery_p99_ms": mixed["delta_p99_ms"],
+            "delivery_with_a_reader_ms": control["delta_p99_ms"],
+            "others_completed": f"{mixed['completed']}/{mixed['clients']}",
+            "met": mixed["completed"] == mixed["clients"]
+            and within(mixed["ttft_p99_ms"], control["ttft_p99_ms"])
+            and within(mixed["delta_p99_ms"], control["delta_p99_ms"]),
+        }
+    ]
 
 
 def _loaded_worker(by_name: dict[str, dict[str, Any]], smoke: bool) -> list[dict[str, Any]]:

@@ -2,7 +2,9 @@
 
 - ``consumer``: the websocket consumer (thin: authenticate, validate, relay)
 - ``routing``: its URL patterns
-- ``runs``: a run as an asyncio task publishing to the conversation's group
+- ``runs``: a run as an asyncio task publishing to the conversation's sockets
+- ``fanout``, ``inbox``: a run's events straight to its own worker's sockets, through
+  the channel layer only for other workers
 - ``events``: the SDK's stream turned into wire events (no websocket code)
 - ``records``: run records and conversations, one database hop each
 - ``approvals``, ``paused``, ``waiting``: tool calls that wait for a person's decision

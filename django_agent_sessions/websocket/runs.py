@@ -1,12 +1,14 @@
-"""Active runs: a ``StreamedRun`` as an asyncio task, published to the session's group.
+"""Active runs: a ``StreamedRun`` as an asyncio task, published to the session's sockets.
 (Longer than 300 lines: parking a run that waits for approvals ends its task here.)
 
-No websocket code. A run publishes its wire events to the conversation's channel-layer
-group, so every socket watching the conversation, in any worker process, receives
-them. The run itself listens on a second, "control" group of the conversation for:
+No websocket code. A run publishes its wire events to every socket watching the
+conversation, in any worker process: directly to those of its own process, and through
+the conversation's channel-layer group to the others (``fanout``). The run itself
+listens on a second, "control" group of the conversation for:
 
 - ``agent.cancel``: a socket asked to stop the run (from any process);
 - ``agent.catchup``: a socket joined mid-run and wants a snapshot (``agent.snapshot``);
+  one of another process makes the run publish every later event in the group;
 - ``agent.left``: a socket left; unless runs continue after the last socket is gone,
   the run asks the event group who is still there (``agent.presence``) and cancels
   itself if nobody answers (``agent.here``) within ``PRESENCE_TIMEOUT`` seconds.
@@ -258,6 +260,11 @@ class ActiveRun:
         if self._followed or event["type"] in _ANNOUNCED:
             fields = fanout.layer_fields(followed=self._followed)
             await layer.publish(self.layer, self.group, event, **fields)
+        else:
+            # Handing over awaits nothing, where publishing through the layer did: one
+            # turn of the event loop per event keeps a run whose model outpaces the
+            # relay from running long stretches between the worker's other tasks.
+            await asyncio.sleep(0)
 
     async def _listen(self) -> None:
         while True:
