@@ -26,6 +26,7 @@ from django_agent_sessions.conf import app_settings
 from django_agent_sessions.exceptions import SessionOwnershipError
 from django_agent_sessions.websocket import (
     approvals,
+    fanout,
     layer,
     lost,
     paused,
@@ -144,7 +145,6 @@ class AgentSessionConsumer(InboxMixin, ClosingSafeMixin, RelayMixin, AsyncJsonWe
         # its events then go through the layer only once a socket follows it): a
         # catch-up shows it from its beginning. Before it starts, there is nothing to say.
         await self.send_history(unless_empty=True)
-        await self.send_history()
 
     async def _refuse(self, code: int) -> None:
         # Decided before accepting; accepted only so that browsers see the close code
@@ -353,11 +353,8 @@ class AgentSessionConsumer(InboxMixin, ClosingSafeMixin, RelayMixin, AsyncJsonWe
             "call_id": decided.call_id,
             "approve": decided.approve,
         }
-        await layer.retrying(
-            self.channel_layer.group_send,
-            runs.group_name(self.conversation_pk),
-            {"type": "agent.event", "event": resolved},
-        )
+        group = runs.group_name(self.conversation_pk)
+        await fanout.broadcast(self.channel_layer, group, self.conversation_pk, resolved)
         if decided.resume is not None:
             await self._resume(decided.resume)
 

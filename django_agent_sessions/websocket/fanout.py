@@ -17,7 +17,9 @@ conversation (``deliver``), and the channel layer carries only what other worker
   covers every event before it and the layer carries every event after it;
 - a socket drops a layer message from its own process: its inbox had it already.
 
-Everything here runs on the worker's event loop, as Channels consumers do.
+Events that other code of this process publishes to a conversation (approval decisions,
+the end of a waiting or lost run) take the same two paths (``broadcast``), so that a
+socket of this process receives everything this process sends it in the order it was sent.
 """
 
 from __future__ import annotations
@@ -27,6 +29,9 @@ import os
 import uuid
 from collections.abc import Callable
 from typing import Any
+
+from django_agent_sessions.serialization import valid_unicode
+from django_agent_sessions.websocket import layer
 
 logger = logging.getLogger(__name__)
 
@@ -97,5 +102,33 @@ def layer_fields(*, followed: bool) -> dict[str, Any]:
     return {"origin": ORIGIN, "followed": followed}
 
 
+async def broadcast(
+    channel_layer: Any,
+    group: str,
+    conversation_pk: int,
+    event: dict[str, Any],
+    *,
+    followed: bool = True,
+    copies: int = 1,
+) -> None:
+    """``event`` to every socket of the conversation: this process's through their
+    inboxes, in order with everything else this process hands them, and the others'
+    through the layer (``copies`` times: the layer may lose one).
+
+    ``followed=False`` only for a run's events that other workers' sockets must follow
+    to see the rest of (``run.started``, see the module doc).
+    """
+    event = valid_unicode(event)
+    deliver(conversation_pk, {"type": "agent.event", "event": event})
+    fields = layer_fields(followed=followed)
+    for _copy in range(copies):
+        await layer.publish(channel_layer, group, event, **fields)
+
+
 def from_this_process(message: dict[str, Any]) -> bool:
     return message.get("origin") == ORIGIN
+
+
+def asks_to_follow(message: dict[str, Any]) -> bool:
+    """Whether a layer message is the start of a run that publishes only in its process."""
+    return message.get("followed") is False and message["event"].get("type") == "run.started"

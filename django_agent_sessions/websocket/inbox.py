@@ -19,8 +19,8 @@ from django_agent_sessions.websocket import fanout
 
 logger = logging.getLogger(__name__)
 
-# Messages held for a socket whose task is busy; past it, events are dropped (as the
-# channel layer drops them past its capacity); a socket's Sequencer repairs a lost event.
+# Messages held for a socket whose task is busy; past it, text deltas are dropped (as the
+# channel layer drops messages past its capacity; the completed item repairs the text).
 INBOX_CAPACITY = 1000
 
 
@@ -30,6 +30,7 @@ class InboxMixin:
     channel_name: str
     _inbox: asyncio.Queue[Any] | None = None
     _pump: asyncio.Task[None] | None = None
+    _loop: asyncio.AbstractEventLoop | None = None  # the consumer's, once it receives
 
     if TYPE_CHECKING:  # provided by ClosingSafeMixin: the layer's receive, made robust
 
@@ -60,10 +61,18 @@ class InboxMixin:
             fanout.unwatch(self.channel_name)
 
     def deliver_local(self, message: dict[str, Any]) -> None:
-        self._put(self._open_inbox(), message)
+        inbox = self._open_inbox()
+        loop = self._loop
+        if loop is not None and _running_loop() is not loop:
+            # A run on another thread's event loop (code under async_to_sync): an
+            # asyncio queue may only be woken from its own loop.
+            loop.call_soon_threadsafe(self._put, inbox, message)
+            return
+        self._put(inbox, message)
 
     async def _next_message(self) -> Any:
         inbox = self._open_inbox()
+        self._loop = asyncio.get_running_loop()
         if self._pump is None:
             self._pump = asyncio.create_task(self._pump_layer(inbox))
         message = await inbox.get()
@@ -86,7 +95,21 @@ class InboxMixin:
             self._put(inbox, message)
 
     def _put(self, inbox: asyncio.Queue[Any], message: dict[str, Any]) -> None:
-        if inbox.qsize() >= INBOX_CAPACITY:
-            logger.warning("A socket's inbox is full; a message was dropped.")
+        if inbox.qsize() >= INBOX_CAPACITY and _is_text_delta(message):
+            # Only text is dropped: the completed item repairs it. Ends, items, control
+            # messages (a snapshot, a timeout) are kept, or the socket could stall.
+            logger.warning("A socket's inbox is full; a text delta was dropped.")
             return
         inbox.put_nowait(message)
+
+
+def _is_text_delta(message: dict[str, Any]) -> bool:
+    event = message.get("event")
+    return isinstance(event, dict) and event.get("type") == "text.delta"
+
+
+def _running_loop() -> asyncio.AbstractEventLoop | None:
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None

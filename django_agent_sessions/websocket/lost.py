@@ -21,8 +21,7 @@ from django.utils.translation import gettext as _
 
 from django_agent_sessions import signals
 from django_agent_sessions.conf import app_settings
-from django_agent_sessions.websocket import records
-from django_agent_sessions.websocket.layer import publish
+from django_agent_sessions.websocket import fanout, records
 from django_agent_sessions.websocket.outcomes import usage_dict
 from django_agent_sessions.websocket.runs import group_name, send_robust
 
@@ -47,7 +46,8 @@ async def announce_expired(layer: Any, expired: list[records.ExpiredRun]) -> Non
     """Tell every socket of each conversation, and ``run_finished``, that a run is lost."""
     for run in expired:
         try:
-            await publish(layer, group_name(run.session_pk), lost_worker_event(run.run_id))
+            group, event = group_name(run.session_pk), lost_worker_event(run.run_id)
+            await fanout.broadcast(layer, group, run.session_pk, event)
         except Exception:
             logger.exception("Could not announce the end of lost run %s.", run.run_id)
         record = await records.expired_record(run.pk)

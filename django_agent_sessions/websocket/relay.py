@@ -1,5 +1,6 @@
 """Relaying a conversation to one socket: the history frame on connect, a running run's
 catch-up, and the run's events, in order. A mixin of ``AgentSessionConsumer``.
+(Slightly longer than 300 lines: following runs of other workers is part of catching up.)
 
 A run waiting for approvals is listed in the history frame (``pending_approvals``). While
 a socket shows one, it ends the run when it expires (every socket of the conversation
@@ -8,7 +9,8 @@ anybody acting; a page opened later ends it on connect.
 
 A socket that connects while a run is in flight (here or in another worker) asks the run
 where it is (``agent.catchup``) and holds the run's events until the answer
-(``agent.snapshot``) or a timeout, so nothing is shown twice and nothing is missed.
+(``agent.snapshot``) or a timeout, so nothing is shown twice and nothing is missed. A
+socket of another worker than the run's does the same when the run starts (``fanout``).
 Events are put back in order per run by ``ordering.Sequencer``; a gap that is not filled
 within ``GAP_TIMEOUT`` is skipped (the completed item repairs lost text).
 """
@@ -36,6 +38,7 @@ from django_agent_sessions.websocket.ordering import Sequencer
 from django_agent_sessions.websocket.protocol import PROTOCOL_VERSION  # in every history frame
 
 CATCHUP_TIMEOUT = 1.0
+CATCHUP_ATTEMPTS = 3
 GAP_TIMEOUT = 0.5
 _MAX_BUFFERED = 1000
 # A socket ends an expired waiting run this long after its expiry.
@@ -49,6 +52,13 @@ class RelayMixin:
     channel_layer: Any
     channel_name: str
     _catchup_timer: asyncio.Task[None] | None = None
+    _catchup_attempts = 0
+    _awaiting_snapshot = False
+    # Following runs of other workers: the one caught up on last, one that started while
+    # another catch-up was in progress, and the run of the last snapshot applied.
+    _following: str | None = None
+    _to_follow: str | None = None
+    _snapshot_of: str | None = None
     _expiry_timer: asyncio.Task[None] | None = None
 
     if TYPE_CHECKING:  # provided by the consumer
@@ -87,8 +97,14 @@ class RelayMixin:
     async def _catch_up(self) -> None:
         """A run is in flight (here or in another worker): ask it where it is, and hold
         its events until the answer (or the timeout) so nothing is shown twice."""
-        assert self.conversation_pk is not None
         self._buffer = []
+        self._catchup_attempts = 0
+        await self._ask_for_snapshot()
+
+    async def _ask_for_snapshot(self) -> None:
+        assert self.conversation_pk is not None
+        self._catchup_attempts += 1
+        self._awaiting_snapshot = True
         await layer.retrying(
             self.channel_layer.group_send,
             runs.control_group_name(self.conversation_pk),
@@ -168,10 +184,14 @@ class RelayMixin:
         )
 
     async def agent_snapshot(self, message: dict[str, Any]) -> None:
-        if self._buffer is None:
-            return  # late answer after the timeout, or to an earlier request
         snapshot = message["snapshot"]
+        self._awaiting_snapshot = False
+        if self._buffer is None and not self._sequencer.is_behind(
+            snapshot["run_id"], snapshot["seq"]
+        ):
+            return  # a second answer, or one the socket no longer needs
         history = await self._load_history(up_to_item_id=snapshot.pop("history_item_id"))
+        self._snapshot_of = snapshot["run_id"]
         self._sequencer.expect(snapshot["run_id"], snapshot["seq"] + 1)
         await self._send_history_frame(history, snapshot)
         await self._flush_buffer()
@@ -183,20 +203,47 @@ class RelayMixin:
         )
 
     async def agent_catchup_timeout(self, message: dict[str, Any]) -> None:
-        if self._buffer is None:
+        if not self._awaiting_snapshot:
             return
-        # The run did not answer: it ended meanwhile, or its worker is gone.
+        # The run did not answer: it ended meanwhile, its worker is gone or busy, or a
+        # message was lost. The page gets the history now; while the run is still going
+        # it is asked again, and a late answer still brings the page up to date (a run
+        # of another worker is followed only once it answers).
         history = await self._load_history(up_to_item_id=None)
         active = None if history.active_run_id is None else {"run_id": history.active_run_id}
-        if active is None:
-            self._buffer = []  # all of it is in the history just read
-        await self._send_history_frame(history, active)
-        await self._flush_buffer()
+        if self._buffer is not None:
+            if active is None:
+                self._buffer = []  # all of it is in the history just read
+            await self._send_history_frame(history, active)
+            await self._flush_buffer()
+        self._awaiting_snapshot = False
+        if active is not None and self._catchup_attempts < CATCHUP_ATTEMPTS:
+            await self._ask_for_snapshot()
 
     async def _flush_buffer(self) -> None:
         buffered, self._buffer = self._buffer or [], None
+        follow, self._to_follow = self._to_follow, None
         for event in buffered:
             await self._relay(event)
+        if follow is not None and follow not in (self._snapshot_of, self._following):
+            await self._follow(follow)  # it started while an earlier run was caught up on
+
+    def _missed_before(self, message: dict[str, Any]) -> bool:
+        event = message["event"]
+        return (
+            message.get("followed") is False
+            and isinstance(event.get("seq"), int)
+            and self._sequencer.is_behind(str(event["run_id"]), event["seq"] - 1)
+        )
+
+    async def _follow(self, run_id: str) -> None:
+        """A run of another worker, publishing its events only there: catching up makes it
+        publish every later one through the layer (see ``fanout``)."""
+        if self._buffer is not None:
+            self._to_follow = run_id  # after the catch-up in progress
+            return
+        self._following = run_id
+        await self._catch_up()
 
     # Messages from runs, through the channel layer --------------------------------
 
@@ -204,10 +251,13 @@ class RelayMixin:
         if fanout.from_this_process(message):
             return  # the run handed it to this socket's inbox already
         event = message["event"]
-        if self._buffer is None and _unfollowed_start(message):
-            # A run of another worker, publishing its events only there: catching up
-            # makes it publish every later one through the layer (see ``fanout``).
-            await self._catch_up()
+        if fanout.asks_to_follow(message) and not self._sequencer.knows(event["run_id"]):
+            await self._follow(event["run_id"])
+        elif self._buffer is None and self._missed_before(message):
+            # The end (or the approval requests) of a run of another worker that this
+            # socket never managed to follow: what the run stored is the page's state.
+            self._sequencer.expect(event["run_id"], event["seq"] + 1)
+            return await self.send_history()
         if event.get("type") == "approval.requested":
             self._watch_expiry(event.get("expires_at"))
         elif event.get("type") in runs.TERMINAL_EVENTS and self._expiry_timer is not None:
@@ -267,10 +317,6 @@ class RelayMixin:
 
     async def agent_presence(self, message: dict[str, Any]) -> None:
         await layer.retrying(self.channel_layer.send, message["reply_to"], {"type": "agent.here"})
-
-
-def _unfollowed_start(message: dict[str, Any]) -> bool:
-    return message.get("followed") is False and message["event"].get("type") == "run.started"
 
 
 def _history_frame(

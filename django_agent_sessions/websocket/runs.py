@@ -154,7 +154,9 @@ class ActiveRun:
                 if event["type"] in TERMINAL_EVENTS:
                     terminal = event
                 else:
-                    await self._publish(event)
+                    # run.started twice, as the end: a socket of another worker that
+                    # misses it would not follow the run (sockets drop the copy by seq).
+                    await self._publish(event, copies=2 if event["type"] == "run.started" else 1)
         except Exception:
             logger.exception("Publishing run %s failed; the run was stopped.", self.run_id)
             self.streamed.outcome.status = FAILED
@@ -204,12 +206,11 @@ class ActiveRun:
             await layer.retrying(
                 self.layer.group_discard, control_group_name(self.session_pk), self._channel
             )
-            # Sent twice: the channel layer delivers at most once (channels_redis can
+            # Twice through the layer: it delivers at most once (channels_redis can
             # lose a message when another socket of the same process disconnects while
             # receiving), and a page that misses the end of a run waits forever. Sockets
             # drop the copy by its seq.
-            await self._publish(terminal)
-            await self._publish(terminal)
+            await self._publish(terminal, copies=2)
         except Exception:
             logger.exception("Could not publish the end of run %s.", self.run_id)
         if record is not None:
@@ -245,26 +246,30 @@ class ActiveRun:
             for event in events:
                 event["expires_at"] = expires.isoformat()
             # Twice, as the end of a run: a page that misses one shows no buttons.
-            for _copy in range(2):
-                for event in events:
-                    await self._publish(event)
+            for event in events:
+                await self._publish(event, copies=2)
         except Exception:
             logger.exception("Could not publish the approval requests of run %s.", self.run_id)
         return True
 
-    async def _publish(self, event: dict[str, Any]) -> None:
+    async def _publish(self, event: dict[str, Any], *, copies: int = 1) -> None:
         """To this process's sockets directly, and through the layer what other workers
         need: every event once one of their sockets follows the run (see ``fanout``)."""
-        event = valid_unicode(event)
-        fanout.deliver(self.session_pk, {"type": "agent.event", "event": event})
         if self._followed or event["type"] in _ANNOUNCED:
-            fields = fanout.layer_fields(followed=self._followed)
-            await layer.publish(self.layer, self.group, event, **fields)
-        else:
-            # Handing over awaits nothing, where publishing through the layer did: one
-            # turn of the event loop per event keeps a run whose model outpaces the
-            # relay from running long stretches between the worker's other tasks.
-            await asyncio.sleep(0)
+            await fanout.broadcast(
+                self.layer,
+                self.group,
+                self.session_pk,
+                event,
+                followed=self._followed,
+                copies=copies,
+            )
+            return
+        fanout.deliver(self.session_pk, {"type": "agent.event", "event": valid_unicode(event)})
+        # Handing over awaits nothing, where publishing through the layer did: one
+        # turn of the event loop per event keeps a run whose model outpaces the
+        # relay from running long stretches between the worker's other tasks.
+        await asyncio.sleep(0)
 
     async def _listen(self) -> None:
         while True:

@@ -12,7 +12,7 @@ from django.utils.translation import gettext as _
 
 from django_agent_sessions import signals
 from django_agent_sessions.conf import app_settings
-from django_agent_sessions.websocket import approvals, records, runs
+from django_agent_sessions.websocket import approvals, fanout, records, runs
 from django_agent_sessions.websocket.events import StreamedRun
 from django_agent_sessions.websocket.outcomes import FAILED, usage_dict
 
@@ -68,10 +68,8 @@ async def fail_claimed_run(
         "seq": resume.seq + 1,
         "error": {"code": "agent_error", "message": _("The assistant is not available.")},
     }
-    for _copy in range(2):
-        await channel_layer.group_send(
-            runs.group_name(conversation_pk), {"type": "agent.event", "event": event}
-        )
+    group = runs.group_name(conversation_pk)
+    await fanout.broadcast(channel_layer, group, conversation_pk, event, copies=2)
     if record is not None:
         await runs.send_run_finished(record, usage_dict(Usage()), user)
 
@@ -98,10 +96,9 @@ async def end_waiting_run(
             "approve": False,
             "reason": reason,
         }
-        await channel_layer.group_send(group, {"type": "agent.event", "event": resolved})
+        await fanout.broadcast(channel_layer, group, conversation_pk, resolved)
     cancelled = {"type": "run.cancelled", "run_id": ended.run_id, "seq": ended.seq + 1}
-    for _copy in range(2):
-        await channel_layer.group_send(group, {"type": "agent.event", "event": cancelled})
+    await fanout.broadcast(channel_layer, group, conversation_pk, cancelled, copies=2)
     record = await approvals.finished_record(ended.run_pk)
     await runs.send_run_finished(record, usage_dict(Usage()), user)
     return True
