@@ -40,10 +40,6 @@ class Sequencer:
         self._held.setdefault(run_id, {})[seq] = event
         return self._ready(run_id)
 
-    def knows(self, run_id: str) -> bool:
-        """Whether the socket has had any of the run (an event or a snapshot)."""
-        return run_id in self._next
-
     def is_behind(self, run_id: str, seq: int) -> bool:
         """Whether the socket has yet to send the run's events up to ``seq``."""
         return self._next.get(run_id, 1) <= seq

@@ -54,11 +54,8 @@ class RelayMixin:
     _catchup_timer: asyncio.Task[None] | None = None
     _catchup_attempts = 0
     _awaiting_snapshot = False
-    # Following runs of other workers: the one caught up on last, one that started while
-    # another catch-up was in progress, and the run of the last snapshot applied.
-    _following: str | None = None
-    _to_follow: str | None = None
-    _snapshot_of: str | None = None
+    # A run of another worker (id, seq of its start) that started during a catch-up.
+    _to_follow: tuple[str, int] | None = None
     _expiry_timer: asyncio.Task[None] | None = None
 
     if TYPE_CHECKING:  # provided by the consumer
@@ -191,7 +188,6 @@ class RelayMixin:
         ):
             return  # a second answer, or one the socket no longer needs
         history = await self._load_history(up_to_item_id=snapshot.pop("history_item_id"))
-        self._snapshot_of = snapshot["run_id"]
         self._sequencer.expect(snapshot["run_id"], snapshot["seq"] + 1)
         await self._send_history_frame(history, snapshot)
         await self._flush_buffer()
@@ -225,8 +221,8 @@ class RelayMixin:
         follow, self._to_follow = self._to_follow, None
         for event in buffered:
             await self._relay(event)
-        if follow is not None and follow not in (self._snapshot_of, self._following):
-            await self._follow(follow)  # it started while an earlier run was caught up on
+        if follow is not None and self._sequencer.is_behind(*follow):
+            await self._follow(*follow)  # it started while an earlier run was caught up on
 
     def _missed_before(self, message: dict[str, Any]) -> bool:
         event = message["event"]
@@ -236,13 +232,12 @@ class RelayMixin:
             and self._sequencer.is_behind(str(event["run_id"]), event["seq"] - 1)
         )
 
-    async def _follow(self, run_id: str) -> None:
+    async def _follow(self, run_id: str, start_seq: int) -> None:
         """A run of another worker, publishing its events only there: catching up makes it
         publish every later one through the layer (see ``fanout``)."""
         if self._buffer is not None:
-            self._to_follow = run_id  # after the catch-up in progress
+            self._to_follow = (run_id, start_seq)  # after the catch-up in progress
             return
-        self._following = run_id
         await self._catch_up()
 
     # Messages from runs, through the channel layer --------------------------------
@@ -251,8 +246,10 @@ class RelayMixin:
         if fanout.from_this_process(message):
             return  # the run handed it to this socket's inbox already
         event = message["event"]
-        if fanout.asks_to_follow(message) and not self._sequencer.knows(event["run_id"]):
-            await self._follow(event["run_id"])
+        if fanout.asks_to_follow(message) and self._sequencer.is_behind(
+            event["run_id"], event["seq"]
+        ):  # (not a copy of a start this socket has had; a resumed run starts again)
+            await self._follow(event["run_id"], event["seq"])
         elif self._buffer is None and self._missed_before(message):
             # The end (or the approval requests) of a run of another worker that this
             # socket never managed to follow: what the run stored is the page's state.
