@@ -133,8 +133,11 @@ async def test_a_killed_workers_run_ends_as_worker_lost_for_every_watcher(live):
     await a.open()
     await b.open()
     await a.send({"type": "user_message", "text": STORY})
-    started = (await b.until("run.started"))[-1]
-    run_id = started["run_id"]
+    # b is on the other worker: it follows the run from its start, through a history
+    # frame with the run in flight (docs/wire-protocol.md, "Fan-out between tabs and
+    # workers").
+    following = (await b.until("history"))[-1]
+    run_id = following["active_run"]["run_id"]
     await b.until("text.delta")
 
     live.workers[0].process.kill()  # SIGKILL: no cleanup of any kind
