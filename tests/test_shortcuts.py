@@ -243,8 +243,9 @@ def test_every_statement_of_a_shortcut_reaches_execute_wrappers(session_id):
 
 
 def test_django_cursor_wrapper_execute_assumption():
-    # _TranslatingCursor.execute does what CursorWrapper.execute does when no
-    # execute_wrapper is installed: it must be told if Django's path does more.
+    # sqlite3's own cursor inside one wrap_database_errors block does what
+    # CursorWrapper.execute does when no execute_wrapper is installed: it must be told
+    # if Django's path does more.
     assert transactions._cursor_wrapper_is_djangos()
     assert set(CursorWrapper._execute.__code__.co_names) <= {
         "apps",
@@ -268,7 +269,7 @@ def test_django_cursor_wrapper_execute_assumption():
 def test_a_shortcut_cursor_skips_only_an_empty_wrapper_chain(session_id):
     storage.append_items(_scope(session_id), _encoded("first"), "")
     raw = connection.connection
-    assert type(transactions.driver_cursor(connection, raw)) is transactions._TranslatingCursor
+    assert type(transactions.driver_cursor(connection, raw)) is sqlite3.Cursor
     with connection.execute_wrapper(Statements()):
         assert type(transactions.driver_cursor(connection, raw)) is CursorWrapper
 
@@ -300,10 +301,8 @@ def test_a_patched_cursor_wrapper_sees_every_shortcut_statement(session_id, monk
 @pytest.mark.django_db(transaction=True)
 def test_a_shortcut_statement_error_is_translated_and_rolled_back(session_id, monkeypatch):
     storage.append_items(_scope(session_id), _encoded("first"), "")
-    cursor = transactions.driver_cursor(connection, connection.connection)
-    with pytest.raises(django.db.utils.OperationalError):
-        cursor.execute("SELECT * FROM no_such_table")
-    cursor.close()
+    with pytest.raises(django.db.utils.OperationalError), transactions.reading(connection) as read:
+        read[0].execute("SELECT * FROM no_such_table")
     monkeypatch.setattr(
         transactions.Statements, "insert", lambda self, rows: "INSERT INTO no_such_table VALUES (1)"
     )

@@ -7,7 +7,8 @@ compares ``updated_at`` with.
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import datetime, timedelta, tzinfo
+from datetime import timezone as dt_timezone
 from typing import Any, NamedTuple
 
 from django.db.backends.base.base import BaseDatabaseWrapper
@@ -41,7 +42,19 @@ def read_clock(connection: BaseDatabaseWrapper) -> Clock:
     """
     now = timezone.now()
     if connection.vendor == "sqlite":
-        local = timezone.make_naive(now, connection.timezone) if timezone.is_aware(now) else now
-        return Clock(now, str(local), str(local - UPDATED_AT_RESOLUTION))
+        return Clock(now, *_sqlite_texts(now, connection.timezone))
     adapt = connection.ops.adapt_datetimefield_value
     return Clock(now, adapt(now), adapt(now - UPDATED_AT_RESOLUTION))
+
+
+def _sqlite_texts(now: datetime, zone: tzinfo | None) -> tuple[str, str]:
+    if now.tzinfo is None:  # USE_TZ = False
+        local = now
+    elif zone is UTC:  # the default: a plain drop of the zone, no conversion
+        local = now.replace(tzinfo=None)
+    else:
+        local = timezone.make_naive(now, zone)
+    return str(local), str(local - UPDATED_AT_RESOLUTION)
+
+
+UTC = dt_timezone.utc

@@ -15,15 +15,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from django.db.backends.utils import CursorWrapper
-
 from django_agent_sessions import serialization
 from django_agent_sessions.serialization import EncodedItem
 from django_agent_sessions.store import items as stored
 from django_agent_sessions.store.clock import read_clock
 from django_agent_sessions.store.items import Scope
 from django_agent_sessions.store.statements import Statements
-from django_agent_sessions.store.transactions import reading, writing
+from django_agent_sessions.store.transactions import Cursor, reading, writing
 
 
 @dataclass(frozen=True)
@@ -111,7 +109,7 @@ def replace_suffix(
 
 
 def _prune_prefix(
-    cursor: CursorWrapper,
+    cursor: Cursor,
     sql: Statements,
     session_pk: int,
     before_id: int,

@@ -3,10 +3,12 @@ SQLite shortcut.
 
 The general path is ``transaction.atomic()`` and Django's cursor. On SQLite, where
 nothing needs them, the shortcut runs the same statements as ``BEGIN IMMEDIATE`` ...
-``COMMIT`` on the driver connection, through sqlite3's own cursor inside Django's
-``CursorWrapper`` (so ``execute_wrapper()``, error translation and ``errors_occurred``
-still see every statement) with ``?`` placeholders. Measured (benchmarks/parity.py):
-atomic()'s bookkeeping and the per-statement placeholder rewrite were about a third of
+``COMMIT`` on the driver connection, with ``?`` placeholders, inside one Django error
+translation (``wrap_database_errors``: Django's exceptions and ``errors_occurred``, as
+on the general path). The statements go to sqlite3's own cursor, or through Django's
+``CursorWrapper`` whenever something watches them (an ``execute_wrapper()``, an APM
+agent's patched methods). Measured (benchmarks/parity.py): atomic()'s bookkeeping, the
+per-statement placeholder rewrite and per-statement wrappers were about two fifths of
 a write's Python time in the worker thread.
 
 The shortcut is taken only when all of this holds, else the general path runs:
@@ -30,7 +32,7 @@ import functools
 import inspect
 import sqlite3
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, Protocol
 
 from django.db import transaction
 from django.db.backends.base.base import BaseDatabaseWrapper
@@ -88,36 +90,36 @@ def driver(connection: BaseDatabaseWrapper) -> sqlite3.Connection | None:
     return raw
 
 
-def driver_cursor(connection: BaseDatabaseWrapper, raw: sqlite3.Connection) -> CursorWrapper:
-    """sqlite3's own cursor, wrapped as Django wraps every cursor (what ``cursor()``
-    does, minus the SQLite cursor subclass that rewrites placeholders).
+class Cursor(Protocol):
+    """What the store's functions use of a cursor: Django's ``CursorWrapper`` on the
+    general path, sqlite3's own cursor on the shortcut."""
 
-    With no ``execute_wrapper()`` installed and ``CursorWrapper`` as Django ships it,
-    the wrapper is a ``_TranslatingCursor``: its ``execute`` goes straight to the driver
-    inside Django's error translation, without the executor chain built for wrappers
-    that are not there (measured: about a third of a statement's Python time).
+    @property
+    def rowcount(self) -> int: ...
+
+    def execute(self, sql: str, params: Any = ..., /) -> Any: ...
+
+    def fetchone(self) -> Any: ...
+
+    def fetchall(self) -> list[Any]: ...
+
+    def close(self) -> Any: ...
+
+
+def driver_cursor(connection: BaseDatabaseWrapper, raw: sqlite3.Connection) -> Cursor:
+    """A cursor on the driver connection, for use inside ``connection.wrap_database_errors``.
+
+    With no ``execute_wrapper()`` installed and ``CursorWrapper`` as Django ships it, that
+    is sqlite3's own cursor: what ``CursorWrapper`` would add is Django's error
+    translation, which the caller's one ``wrap_database_errors`` block gives the whole
+    operation (measured: per-statement wrappers and translation were a sixth of a
+    write's time in the worker thread). Otherwise it is the wrapped cursor Django's own
+    ``cursor()`` builds, so wrappers and patched methods see every statement.
     """
-    with connection.wrap_database_errors:
-        cursor = raw.cursor()
+    cursor = raw.cursor()
     if connection.execute_wrappers or not _cursor_wrapper_is_djangos():
         return connection._prepare_cursor(cursor)  # type: ignore[attr-defined,no-any-return]
-    return _TranslatingCursor(cursor, connection)
-
-
-class _TranslatingCursor(CursorWrapper):
-    """A ``CursorWrapper`` whose ``execute`` skips the empty ``execute_wrapper`` chain.
-
-    What ``CursorWrapper._execute`` does besides that chain is kept or does not apply:
-    Django's error translation is kept; the broken-transaction check applies only in an
-    atomic block, where the shortcut is never taken; the apps-not-ready warning cannot
-    fire once a session operation runs.
-    """
-
-    def execute(self, sql: Any, params: Any = None) -> Any:
-        with self.db.wrap_database_errors:
-            if params is None:
-                return self.cursor.execute(sql)
-            return self.cursor.execute(sql, params)
+    return cursor
 
 
 def _cursor_wrapper_is_djangos() -> bool:
@@ -138,15 +140,19 @@ _DJANGO_CURSOR_FILE = inspect.getsourcefile(CursorWrapper) or ""
 
 
 @contextlib.contextmanager
-def reading(connection: BaseDatabaseWrapper) -> Iterator[tuple[CursorWrapper, Statements]]:
+def reading(connection: BaseDatabaseWrapper) -> Iterator[tuple[Cursor, Statements]]:
     """A cursor for one read, and the SQL to give it."""
     raw = driver(connection)
     if raw is None:
         with connection.cursor() as cursor:
             yield cursor, statements(connection)
         return
-    with driver_cursor(connection, raw) as cursor:
-        yield cursor, statements(connection, qmark=True)
+    with connection.wrap_database_errors:
+        cursor = driver_cursor(connection, raw)
+        try:
+            yield cursor, statements(connection, qmark=True)
+        finally:
+            cursor.close()
 
 
 def select(
@@ -154,70 +160,45 @@ def select(
     build: Callable[..., tuple[str, list[Any]]],
     *args: Any,
 ) -> list[Any]:
-    """The rows of one read: ``build(statements, *args)`` gives its SQL and parameters.
-
-    On the shortcut the rows are fetched from the driver's cursor inside Django's error
-    translation, and the cursor is closed directly: ``CursorWrapper`` would build a new
-    error-translating function (``functools.wraps``) for each of those two calls.
-    """
-    raw = driver(connection)
-    if raw is None:
-        with connection.cursor() as cursor:
-            cursor.execute(*build(statements(connection), *args))
-            rows: list[Any] = cursor.fetchall()
-            return rows
-    cursor = driver_cursor(connection, raw)
-    try:
-        cursor.execute(*build(statements(connection, qmark=True), *args))
-        with connection.wrap_database_errors:
-            rows = cursor.cursor.fetchall()
-        return rows
-    finally:
-        cursor.cursor.close()
+    """The rows of one read: ``build(statements, *args)`` gives its SQL and parameters."""
+    with reading(connection) as (cursor, sql):
+        cursor.execute(*build(sql, *args))
+        return cursor.fetchall()
 
 
 @contextlib.contextmanager
 def writing(
     connection: BaseDatabaseWrapper, using: str, *, shortcut: bool = True
-) -> Iterator[tuple[CursorWrapper, Statements]]:
+) -> Iterator[tuple[Cursor, Statements]]:
     """One transaction around a mutation, with the cursor and SQL to use in it."""
     raw = driver(connection) if shortcut else None
     if raw is None:
         with transaction.atomic(using=using), connection.cursor() as cursor:
             yield cursor, statements(connection)
         return
-    cursor = driver_cursor(connection, raw)
-    try:
-        # IMMEDIATE whatever the configured transaction_mode: the first statement writes
-        # anyway, and taking the write lock up front never fails a transaction midway.
-        cursor.execute("BEGIN IMMEDIATE")
+    # One error translation for the whole transaction (see driver_cursor): a database
+    # error leaves it as Django's exception, after the rollback below.
+    with connection.wrap_database_errors:
+        cursor = driver_cursor(connection, raw)
         try:
-            yield cursor, statements(connection, qmark=True)
-            with connection.wrap_database_errors:
+            # IMMEDIATE whatever the configured transaction_mode: the first statement
+            # writes anyway, and taking the write lock up front never fails a
+            # transaction midway.
+            cursor.execute("BEGIN IMMEDIATE")
+            try:
+                yield cursor, statements(connection, qmark=True)
                 raw.commit()
-        except BaseException:
-            _roll_back(connection, raw)
-            raise
-    finally:
-        cursor.cursor.close()  # directly: see select()
-
-
-def fetchone(cursor: CursorWrapper, sql: Statements, text: str, params: list[Any]) -> Any:
-    """Execute, then take the one row. On the shortcut the row is read from the driver's
-    cursor directly: ``CursorWrapper`` builds an error-translating wrapper for every
-    ``fetchone`` it passes on, and sqlite3 has already run a ``RETURNING`` statement to
-    its end inside ``execute``, so no error can surface in the fetch."""
-    cursor.execute(text, params)
-    if sql.qmark:
-        return cursor.cursor.fetchone()
-    return cursor.fetchone()
+            except BaseException:
+                _roll_back(connection, raw)
+                raise
+        finally:
+            cursor.close()
 
 
 def _roll_back(connection: BaseDatabaseWrapper, raw: sqlite3.Connection) -> None:
     try:
         if raw.in_transaction:
-            with connection.wrap_database_errors:
-                raw.rollback()
+            raw.rollback()
     except Exception:
         # As atomic() does: a connection that cannot roll back is dropped.
         connection.close()

@@ -26,6 +26,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, cast
 
+import django.db.utils
 from agents.items import TResponseInputItem
 from asgiref.sync import sync_to_async
 from django.db import connections
@@ -219,6 +220,11 @@ def vendor(session: Any) -> str:
 # wrapper for each test and removes every hook after it.
 
 insert_hooks: list[Callable[[list[str]], None]] = []
+
+# What a trigger's error reaches the caller as: SQLiteSession raises the driver's
+# exception; Django raises its own translation of it when the driver raised it inside
+# Django's error handling (DjangoSession's SQLite writes run wholly inside it).
+INSERT_FAILURE = (sqlite3.IntegrityError, django.db.utils.IntegrityError)
 
 
 def reject_inserts(match: Callable[[str], bool]) -> None:

@@ -16,7 +16,7 @@ from agents.extensions.memory.encrypt_session import EncryptedSession
 from agents.items import TResponseInputItem
 from agents.memory import OpenAIResponsesCompactionSession  # ported: SQLiteSession below
 from tests.sdk.stores import SQLiteSession  # ported: DjangoSession under SQLiteSession's constructor
-from tests.sdk.stores import gate_inserts, reject_inserts  # ported: failure injection
+from tests.sdk.stores import INSERT_FAILURE, gate_inserts, reject_inserts  # ported: failure injection
 
 
 class AsyncSQLiteSession:  # ported: the SDK's async-sqlite variant has no Django counterpart
@@ -110,7 +110,7 @@ async def test_suffix_transaction_rolls_back_failed_insert(
         should_trigger_compaction=lambda _: True,
     )
     reply = get_text_message("done")
-    with pytest.raises(sqlite3.IntegrityError, match="synthetic insert failure"):
+    with pytest.raises(INSERT_FAILURE, match="synthetic insert failure"):
         await Runner.run(
             Agent(name="worker", model=ScriptedModel(steps=[[reply]])),
             "continue",
@@ -305,7 +305,7 @@ async def test_failed_encrypted_suffix_transaction_preserves_original_tokens(
         )
 
     client.responses.compact = AsyncMock(side_effect=compact)
-    with pytest.raises(sqlite3.IntegrityError, match="synthetic insert failure"):
+    with pytest.raises(INSERT_FAILURE, match="synthetic insert failure"):
         await Runner.run(
             Agent(name="worker", model=ScriptedModel(steps=[[get_text_message("done")]])),
             "continue",
