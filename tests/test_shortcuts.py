@@ -14,6 +14,8 @@ import contextvars
 import json
 import sqlite3
 import threading
+from datetime import datetime
+from datetime import timezone as dt_timezone
 from typing import Any
 
 import django.db.utils
@@ -22,6 +24,7 @@ from asgiref.sync import SyncToAsync, ThreadSensitiveContext, async_to_sync, syn
 from django.db import connection, transaction
 from django.db.backends.utils import CursorWrapper
 from django.test.utils import CaptureQueriesContext
+from django.utils import timezone as django_timezone
 
 from django_agent_sessions import bridge, serialization
 from django_agent_sessions.exceptions import SessionOwnershipError
@@ -333,6 +336,25 @@ def test_an_operations_clock_is_what_django_would_store(overrides, settings, mon
     finally:
         connection.__dict__.pop("timezone", None)
         connection.__dict__.pop("timezone_name", None)
+
+
+@pytest.mark.parametrize(
+    "moments",
+    [
+        # Whole seconds and microseconds, a year's end crossed, and the clock set back.
+        ["2026-12-31T23:59:59", "2026-12-31T23:59:59.000007", "2027-01-01T00:00:00.999999"],
+        ["2027-01-01T00:00:00", "2027-01-01T00:00:00.5", "2026-12-31T23:59:59.25"],
+    ],
+)
+def test_the_utc_clock_formats_each_second_once_and_as_django_does(moments, monkeypatch):
+    adapt = connection.ops.adapt_datetimefield_value
+    assert not UPDATED_AT_RESOLUTION.microseconds  # what the per-second texts rely on
+    for text in moments:
+        moment = datetime.fromisoformat(text).replace(tzinfo=dt_timezone.utc)
+        monkeypatch.setattr(django_timezone, "now", lambda moment=moment: moment)
+        clock = read_clock(connection)
+        assert (clock.now, clock.stamp) == (moment, adapt(moment))
+        assert clock.threshold == adapt(moment - UPDATED_AT_RESOLUTION)
 
 
 @pytest.mark.django_db(transaction=True)
