@@ -315,6 +315,36 @@ def test_a_shortcut_statement_error_is_translated_and_rolled_back(session_id, mo
     assert AgentSession.objects.get(session_id=session_id).item_count == 1
 
 
+@only_sqlite
+@pytest.mark.django_db(transaction=True)
+def test_a_connection_closed_by_a_failed_rollback_does_not_hide_the_error(session_id, monkeypatch):
+    # _roll_back closes a connection that cannot roll back (as atomic() does); closing
+    # the operation's cursor afterwards must not replace the error in flight.
+    storage.append_items(_scope(session_id), _encoded("first"), "")
+
+    def rollback_fails(connection: Any, raw: sqlite3.Connection) -> None:
+        raw.rollback()
+        connection.close()
+
+    monkeypatch.setattr(transactions, "_roll_back", rollback_fails)
+    with pytest.raises(LookupError, match="in flight"):
+        _write_then_fail()
+    with pytest.raises(LookupError, match="in flight"):
+        _read_on_a_closed_connection_then_fail()
+
+
+def _write_then_fail() -> None:
+    with transactions.writing(connection, "default") as (cursor, sql):
+        cursor.execute(sql.touch, ["2000-01-01 00:00:00", 0])
+        raise LookupError("in flight")
+
+
+def _read_on_a_closed_connection_then_fail() -> None:
+    with transactions.reading(connection):
+        connection.close()
+        raise LookupError("in flight")
+
+
 @pytest.mark.parametrize(
     "overrides",
     [{}, {"USE_TZ": False}, {"TIME_ZONE": "America/Sao_Paulo"}],
@@ -344,13 +374,17 @@ def test_an_operations_clock_is_what_django_would_store(overrides, settings, mon
         # Whole seconds and microseconds, a year's end crossed, and the clock set back.
         ["2026-12-31T23:59:59", "2026-12-31T23:59:59.000007", "2027-01-01T00:00:00.999999"],
         ["2027-01-01T00:00:00", "2027-01-01T00:00:00.5", "2026-12-31T23:59:59.25"],
+        # An aware time in another zone (a mocked now()), then UTC in the same second.
+        ["2027-07-01T14:00:00.000005+02:00", "2027-07-01T12:00:00.000005"],
     ],
 )
 def test_the_utc_clock_formats_each_second_once_and_as_django_does(moments, monkeypatch):
     adapt = connection.ops.adapt_datetimefield_value
     assert not UPDATED_AT_RESOLUTION.microseconds  # what the per-second texts rely on
     for text in moments:
-        moment = datetime.fromisoformat(text).replace(tzinfo=dt_timezone.utc)
+        moment = datetime.fromisoformat(text)
+        if moment.tzinfo is None:
+            moment = moment.replace(tzinfo=dt_timezone.utc)
         monkeypatch.setattr(django_timezone, "now", lambda moment=moment: moment)
         clock = read_clock(connection)
         assert (clock.now, clock.stamp) == (moment, adapt(moment))

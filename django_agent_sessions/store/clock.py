@@ -51,7 +51,7 @@ def _sqlite_texts(now: datetime, zone: tzinfo | None) -> tuple[str, str]:
     """``str`` of the naive local time, and of it minus the resolution."""
     if now.tzinfo is None:  # USE_TZ = False
         local = now
-    elif zone is UTC:  # the default
+    elif zone is UTC and now.tzinfo is UTC:  # the default (timezone.now() is in UTC)
         return _utc_texts(now)
     else:
         local = timezone.make_naive(now, zone)

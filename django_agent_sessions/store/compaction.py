@@ -86,8 +86,8 @@ def replace_suffix(
     if not expected_ids:
         return False
     connection = stored._connection(scope.using)
-    clock = read_clock(connection)
     with writing(connection, scope.using) as (cursor, sql):
+        clock = read_clock(connection)  # in the transaction, as in store.items
         locked = stored._lock(cursor, sql, scope, clock, count_delta=0)
         if locked is None:
             return False

@@ -86,8 +86,8 @@ def append_items(scope: Scope, encoded: list[EncodedItem], title: str) -> None:
 
 def _append_items(scope: Scope, encoded: list[EncodedItem], title: str, *, shortcut: bool) -> None:
     connection = _connection(scope.using)
-    clock = read_clock(connection)
     with writing(connection, scope.using, shortcut=shortcut) as (cursor, sql):
+        clock = read_clock(connection)  # in the transaction: stamps follow the write lock
         # The lock statement inline, not through _lock(): this is the hottest path, and
         # every call between two statements costs several times its standalone time
         # once the commit's system calls have cooled the CPU's caches (measured with
@@ -116,9 +116,9 @@ def _append_items(scope: Scope, encoded: list[EncodedItem], title: str, *, short
 def pop_newest(scope: Scope) -> Any:
     """Remove and return the newest item, or None; exactly once under concurrency."""
     connection = _connection(scope.using)
-    clock = read_clock(connection)
     with writing(connection, scope.using) as (cursor, sql):
-        # Inline, as in _append_items (the other hot path).
+        clock = read_clock(connection)  # in the transaction, as in _append_items
+        # The lock statement inline, as in _append_items (the other hot path).
         cursor.execute(sql.lock("pop", False), (scope.session_id, clock.threshold))
         locked: Any = cursor.fetchone()
         if locked is None:

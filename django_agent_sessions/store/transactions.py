@@ -34,7 +34,7 @@ import sqlite3
 from collections.abc import Callable, Iterator
 from typing import Any, Protocol
 
-from django.db import transaction
+from django.db import DatabaseError, transaction
 from django.db.backends.base.base import BaseDatabaseWrapper
 from django.db.backends.utils import CursorWrapper
 
@@ -152,7 +152,7 @@ def reading(connection: BaseDatabaseWrapper) -> Iterator[tuple[Cursor, Statement
         try:
             yield cursor, statements(connection, qmark=True)
         finally:
-            cursor.close()
+            _close(cursor)
 
 
 def select(
@@ -192,7 +192,14 @@ def writing(
                 _roll_back(connection, raw)
                 raise
         finally:
-            cursor.close()
+            _close(cursor)
+
+
+def _close(cursor: Cursor) -> None:
+    # As CursorWrapper.__exit__ does: a cursor of a connection already closed (a failed
+    # rollback closes it) cannot be closed, and that must not hide the error in flight.
+    with contextlib.suppress(sqlite3.Error, DatabaseError):
+        cursor.close()
 
 
 def _roll_back(connection: BaseDatabaseWrapper, raw: sqlite3.Connection) -> None:
