@@ -23,6 +23,8 @@ from django.utils import timezone
 # newest first, is exact; only the order across owners may lag by up to this much.
 UPDATED_AT_RESOLUTION = timedelta(seconds=1)  # whole seconds: see _utc_texts
 
+UTC = dt_timezone.utc
+
 
 class Clock(NamedTuple):
     """One operation's time."""
@@ -85,6 +87,3 @@ def _utc_texts(now: datetime) -> tuple[str, str]:
         return second.text, second.earlier
     suffix = f".{micro:06d}"
     return second.text + suffix, second.earlier + suffix
-
-
-UTC = dt_timezone.utc

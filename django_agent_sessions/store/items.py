@@ -86,48 +86,30 @@ def append_items(scope: Scope, encoded: list[EncodedItem], title: str) -> None:
 
 def _append_items(scope: Scope, encoded: list[EncodedItem], title: str, *, shortcut: bool) -> None:
     connection = _connection(scope.using)
+    count = len(encoded)
     with writing(connection, scope.using, shortcut=shortcut) as (cursor, sql):
         clock = read_clock(connection)  # in the transaction: stamps follow the write lock
-        # The lock statement inline, not through _lock(): this is the hottest path, and
-        # every call between two statements costs several times its standalone time
-        # once the commit's system calls have cooled the CPU's caches (measured with
-        # benchmarks/parity.py on SQLite: about 10 microseconds of a 500 microsecond add).
-        if title:
-            lock = sql.lock("add", True)
-            params: tuple[Any, ...] = (len(encoded), title, scope.session_id, clock.threshold)
-        else:
-            lock = sql.lock("add", False)
-            params = (len(encoded), scope.session_id, clock.threshold)
-        cursor.execute(lock, params)
-        row: Any = cursor.fetchone()
-        if row is None:
+        locked = _lock(cursor, sql, scope, clock, count_delta=count, title=title)
+        if locked is None:
             if sql.qmark:
                 raise FirstWrite
             _create(scope, clock.now, title)
-            cursor.execute(lock, params)
-            row = cursor.fetchone()
-            assert row is not None, "the conversation row was just created"
-        if row[2]:
-            cursor.execute(sql.touch, [clock.stamp, row[0]])
-        _check_owner(scope, row[1])
-        _insert_items(cursor, sql, row[0], encoded, clock.stamp)
+            locked = _lock(cursor, sql, scope, clock, count_delta=count, title=title)
+            assert locked is not None, "the conversation row was just created"
+        _check_owner(scope, locked.owner_id)
+        _insert_items(cursor, sql, locked.pk, encoded, clock.stamp)
 
 
 def pop_newest(scope: Scope) -> Any:
     """Remove and return the newest item, or None; exactly once under concurrency."""
     connection = _connection(scope.using)
     with writing(connection, scope.using) as (cursor, sql):
-        clock = read_clock(connection)  # in the transaction, as in _append_items
-        # The lock statement inline, as in _append_items (the other hot path).
-        cursor.execute(sql.lock("pop", False), (scope.session_id, clock.threshold))
-        locked: Any = cursor.fetchone()
+        locked = _lock(cursor, sql, scope, read_clock(connection), count_delta=-1)
         if locked is None:
             return None
-        if locked[2]:
-            cursor.execute(sql.touch, [clock.stamp, locked[0]])
-        _check_owner(scope, locked[1])
+        _check_owner(scope, locked.owner_id)
         while True:
-            cursor.execute(sql.pop, (locked[0],))
+            cursor.execute(sql.pop, [locked.pk])
             row: Any = cursor.fetchone()
             if row is None:
                 return None
