@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from typing import Any
+
 import pytest
 from asgiref.sync import sync_to_async
 from django.conf import settings
-from django.db import DatabaseError, connection
+from django.db import connection, connections
 
+from django_agent_sessions.websocket import records
 from tests.conftest import user_message
 
 pytestmark = [
@@ -29,7 +33,9 @@ def terminate(pid: int) -> None:
 
     try:
         with connections["default"].cursor() as cursor:
-            cursor.execute("SELECT pg_terminate_backend(%s)", [pid])
+            # The timeout makes the server wait until the backend has exited, so its
+            # socket is closed by the time the test goes on (PostgreSQL >= 14).
+            cursor.execute("SELECT pg_terminate_backend(%s, 10000)", [pid])
     finally:
         connections.close_all()
 
@@ -40,8 +46,83 @@ async def test_the_next_operation_reconnects_after_a_server_side_disconnect(make
     pid = await sync_to_async(backend_pid)()
     await sync_to_async(terminate, thread_sensitive=False)(pid)
 
-    with pytest.raises(DatabaseError):
-        await session.get_items()  # this query finds the connection broken
+    # Health checks are off in the test settings: the socket alone says the server
+    # ended the connection, and the operation reconnects instead of failing.
+    assert [item["content"] for item in await session.get_items()] == ["before"]
     await session.add_items([user_message("after")])
     assert [item["content"] for item in await session.get_items()] == ["before", "after"]
     assert await sync_to_async(backend_pid)() != pid
+
+
+class UsabilityChecks:
+    """Counts Django's ``is_usable()`` checks (its ``SELECT 1``) on one connection."""
+
+    def __init__(self, checked: Any) -> None:
+        self.calls = 0
+        self._checked = checked
+        checked.is_usable = self._is_usable
+
+    def _is_usable(self) -> bool:
+        self.calls += 1
+        return bool(type(self._checked).is_usable(self._checked))
+
+    def remove(self) -> None:
+        del self._checked.is_usable
+
+
+@pytest.fixture
+def health_checks_on() -> Iterator[None]:
+    """Persistent connections with ``CONN_HEALTH_CHECKS = True`` (the example project's
+    settings), for connections opened from now on."""
+    settings_dict = connections["default"].settings_dict
+    saved = {key: settings_dict[key] for key in ("CONN_HEALTH_CHECKS", "CONN_MAX_AGE")}
+    settings_dict.update(CONN_HEALTH_CHECKS=True, CONN_MAX_AGE=None)
+    connections.close_all()
+    try:
+        yield
+    finally:
+        settings_dict.update(saved)
+        connections.close_all()
+
+
+async def test_a_healthy_connection_costs_no_select_1_per_operation(make_session, health_checks_on):
+    await sync_to_async(connections.close_all)()  # the sync thread reconnects with them on
+    session = make_session()
+    await session.add_items([user_message("first")])
+    checks = await sync_to_async(lambda: UsabilityChecks(connections["default"]))()
+    try:
+        for n in range(5):
+            await session.add_items([user_message(f"m{n}")])
+            await session.get_items(limit=2)
+            await session.pop_item()
+        assert checks.calls == 0
+
+        pid = await sync_to_async(backend_pid)()
+        await sync_to_async(terminate, thread_sensitive=False)(pid)
+        assert [item["content"] for item in await session.get_items()] == ["first"]
+        assert checks.calls == 1  # the socket showed the server's goodbye: checked once
+    finally:
+        await sync_to_async(checks.remove)()
+
+
+async def test_the_websocket_layer_reconnects_after_a_server_side_disconnect(
+    make_session, health_checks_on
+):
+    await sync_to_async(connections.close_all)()
+    session = make_session()
+    await session.add_items([user_message("stored")])
+    found = await records.find_conversation(session.session_id, owner_id=None)
+    assert found is not None
+    checks = await sync_to_async(lambda: UsabilityChecks(connections["default"]))()
+    try:
+        pid = await sync_to_async(backend_pid)()
+        for _ in range(3):
+            assert await records.find_conversation(session.session_id, owner_id=None) == found
+        assert checks.calls == 0  # with CONN_HEALTH_CHECKS on, Django would check each time
+        assert await sync_to_async(backend_pid)() == pid  # one persistent connection
+
+        await sync_to_async(terminate, thread_sensitive=False)(pid)
+        assert await records.find_conversation(session.session_id, owner_id=None) == found
+        assert checks.calls == 1
+    finally:
+        await sync_to_async(checks.remove)()

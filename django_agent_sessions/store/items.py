@@ -22,6 +22,7 @@ from django_agent_sessions.models import AgentSession
 from django_agent_sessions.serialization import EncodedItem
 from django_agent_sessions.store.clock import Clock, read_clock
 from django_agent_sessions.store.conversations import delete_items_of
+from django_agent_sessions.store.health import replace_if_ended_by_server
 from django_agent_sessions.store.statements import Statements
 from django_agent_sessions.store.transactions import Cursor, FirstWrite, select, writing
 
@@ -267,8 +268,6 @@ def _connection(using: str) -> BaseDatabaseWrapper:
     if not connection.in_atomic_block:
         if connection.errors_occurred:
             connection.close_if_unusable_or_obsolete()
-        # Each operation is what a request is to Django: with CONN_HEALTH_CHECKS on, its
-        # first query checks the persistent connection first (one "SELECT 1") and
-        # reconnects if a database restart broke it, instead of failing once.
-        connection.health_check_done = False  # type: ignore[attr-defined]  # not in the stubs
+        # A database restart must not fail the next operation (store.health).
+        replace_if_ended_by_server(connection)
     return connection
