@@ -9,7 +9,7 @@ Django, so that was one extra round trip per operation.
 A server that ends a connection says so on the socket: it sends its error and closes,
 and the client's socket becomes readable. Between two operations a healthy connection
 has nothing to read (a query's whole answer is read with the query). So one ``poll()``
-with no timeout (a system call of about two microseconds) tells whether anything came:
+with no timeout (a system call of about a microsecond) tells whether anything came:
 if nothing did, the connection is as healthy as ``SELECT 1`` would find it; if something
 did, Django's own ``is_usable()`` decides, and a connection that fails it is closed, so
 the operation reconnects instead of failing. That holds whatever ``CONN_HEALTH_CHECKS``
