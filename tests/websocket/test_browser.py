@@ -27,6 +27,9 @@ window.openChat = (name, sessionId) => new Promise((resolve) => {
 });
 window.framesOf = (name, type) => window[name].frames.filter((f) => f.type === type);
 """
+# How a browser reports a close whose handshake did not finish (see the anonymous test).
+ABNORMAL_CLOSURE = 1006
+REFUSAL_ATTEMPTS = 3
 
 
 def free_port() -> int:
@@ -154,11 +157,21 @@ def test_a_browser_chats_cancels_reconnects_and_shares_a_conversation(
     context.close()
 
 
+def close_code(page, name: str, session_id: str) -> int:
+    chat = page.evaluate(f"openChat('{name}', '{session_id}').then(() => null)")
+    assert chat is None
+    page.wait_for_function(f"{name}.closeCode !== null", timeout=10_000)
+    return int(page.evaluate(f"{name}.closeCode"))
+
+
 def test_the_browser_sees_the_close_code_for_anonymous_sockets(browser, server, session_id):
     context = browser.new_context()
     page = open_page(context, server)
-    chat = page.evaluate(f"openChat('chat', '{session_id}').then(() => null)")
-    assert chat is None
-    page.wait_for_function("chat.closeCode !== null", timeout=10_000)
-    assert page.evaluate("chat.closeCode") == 4401
+    # daphne (autobahn) waits 1 s for the browser's reply to its close frame, then resets
+    # the connection, and Chromium reports a close it had not finished as 1006. A loaded
+    # machine can stall either side that long: only such an abnormal close is tried again.
+    codes = [close_code(page, "chat", session_id)]
+    while codes[-1] == ABNORMAL_CLOSURE and len(codes) < REFUSAL_ATTEMPTS:
+        codes.append(close_code(page, f"chat{len(codes)}", session_id))
+    assert codes[-1] == 4401, codes
     context.close()
