@@ -12,31 +12,15 @@ from django_agent_sessions import DjangoSession
 from django_agent_sessions.models import AgentRun, ToolApproval
 from tests import approval_agent, chat_agent
 from tests.scripted import streamed_reply
-from tests.websockets import Socket, close_all_sockets, login_cookie, of_type
+from tests.websockets import Socket, login_cookie, of_type
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("closing_sockets")]
 REPLY = "Ann is paid; Bob's payment was refused."
 
 
 @pytest.fixture(autouse=True)
-async def _close_sockets():
-    yield
-    await close_all_sockets()
-
-
-@pytest.fixture(autouse=True)
-def agent_settings(settings):
-    settings.AGENT_SESSIONS = {
-        "AGENT": "tests.chat_agent.make_payment_agent",
-        "RATE_LIMIT": None,
-        "DELTA_FLUSH_SECONDS": 0.01,
-    }
-    approval_agent.EXECUTED.clear()
-
-
-@pytest.fixture
-def alice_cookie(make_user):
-    return login_cookie(make_user("alice"))
+def agent_settings(use_agent):
+    use_agent("tests.chat_agent.make_payment_agent")
 
 
 def two_payments_turn() -> Any:

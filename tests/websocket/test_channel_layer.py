@@ -13,16 +13,13 @@ import pytest
 from django_agent_sessions.models import AgentRun, AgentSession
 from tests.processes import REPO_ROOT, worker_env
 from tests.remote_run import REPLY
-from tests.websockets import Socket, close_all_sockets, login_cookie, text_of
+from tests.websockets import Socket, login_cookie, text_of
 
-
-@pytest.fixture(autouse=True)
-async def _close_sockets():
-    yield
-    await close_all_sockets()
-
-
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.redis]
+pytestmark = [
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.redis,
+    pytest.mark.usefixtures("closing_sockets"),
+]
 
 
 @pytest.fixture

@@ -18,47 +18,19 @@ from tests.scripted import streamed_reply, tool_turn
 from tests.websockets import (
     Socket,
     anonymous_cookie,
-    close_all_sockets,
     login_cookie,
     of_type,
     text_of,
 )
 
-
-@pytest.fixture(autouse=True)
-async def _close_sockets():
-    yield
-    await close_all_sockets()
-
-
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("closing_sockets")]
 
 ANSWER = "Sunny in Paris today, around twenty-one degrees, with a gentle western breeze."
 
 
 @pytest.fixture(autouse=True)
-def agent_settings(settings):
-    settings.AGENT_SESSIONS = {
-        "AGENT": "tests.chat_agent.make_agent",
-        "RATE_LIMIT": None,
-        "DELTA_FLUSH_SECONDS": 0.01,
-    }
-    chat_agent.tool_gate = None
-
-
-@pytest.fixture
-def alice(make_user):
-    return make_user("alice")
-
-
-@pytest.fixture
-def alice_cookie(alice):
-    return login_cookie(alice)
-
-
-@pytest.fixture
-def bob_cookie(make_user):
-    return login_cookie(make_user("bob"))
+def agent_settings(use_agent):
+    use_agent("tests.chat_agent.make_agent")
 
 
 async def wait_until_idle(session_id: str) -> None:
@@ -255,14 +227,25 @@ async def test_a_socket_connecting_mid_run_catches_up(alice_cookie, session_id):
     await late.close()
 
 
-async def test_a_second_message_during_a_run_is_busy(alice_cookie, session_id):
+async def two_tabs_mid_run(
+    session_id: str, cookie: bytes, message: str
+) -> tuple[Socket, Socket, asyncio.Event]:
+    """Two tabs open; the first said ``message`` and its run streamed its first delta.
+
+    The run then waits for the returned gate to be set.
+    """
     gate = asyncio.Event()
     chat_agent.script(streamed_reply(ANSWER, gate=gate))
-    socket, other_tab = Socket(session_id, alice_cookie), Socket(session_id, alice_cookie)
-    await socket.open()
-    await other_tab.open()
-    await socket.say("One")
-    await socket.until("text.delta")
+    first, second = Socket(session_id, cookie), Socket(session_id, cookie)
+    await first.open()
+    await second.open()
+    await first.say(message)
+    await first.until("text.delta")
+    return first, second, gate
+
+
+async def test_a_second_message_during_a_run_is_busy(alice_cookie, session_id):
+    socket, other_tab, gate = await two_tabs_mid_run(session_id, alice_cookie, "One")
     await socket.say("Two")
     assert (await socket.until("error"))[-1]["code"] == "busy"
     await other_tab.say("Three")
@@ -319,6 +302,24 @@ async def test_disconnecting_the_last_socket_stops_the_model(alice_cookie, sessi
     assert stopped_at < len(story) // 3 / 4
 
 
+# How long a run waits for a "still here" answer in the two tests below: long enough
+# for a stall of the loaded test machine, shorter than the run is held after a tab left.
+PATIENT_PRESENCE_TIMEOUT = 2.0
+
+
+async def leave_while_another_tab_watches(session_id: str, cookie: bytes) -> Socket:
+    """One tab starts a run and leaves; the run is held past the presence timeout.
+
+    Returns the tab that stays. The run can only complete if it learned in time that
+    this tab is still there.
+    """
+    leaving, staying, gate = await two_tabs_mid_run(session_id, cookie, "Weather?")
+    await leaving.close()
+    await asyncio.sleep(PATIENT_PRESENCE_TIMEOUT + 1.0)
+    gate.set()
+    return staying
+
+
 async def test_a_lost_presence_question_does_not_cancel_a_watched_run(
     alice_cookie, session_id, monkeypatch
 ):
@@ -335,27 +336,17 @@ async def test_a_lost_presence_question_does_not_cancel_a_watched_run(
         await group_send(group, message)
 
     monkeypatch.setattr(layer, "group_send", losing_the_first_question)
-    chat_agent.script(streamed_reply(ANSWER, delay=0.05))
-    leaving, staying = Socket(session_id, alice_cookie), Socket(session_id, alice_cookie)
-    await leaving.open()
-    await staying.open()
-    await leaving.say("Weather?")
-    await leaving.until("text.delta")
-    await leaving.close()
+    monkeypatch.setattr(runs, "PRESENCE_TIMEOUT", PATIENT_PRESENCE_TIMEOUT)
+    staying = await leave_while_another_tab_watches(session_id, alice_cookie)
     frames = await staying.until("run.completed", "run.cancelled")
     assert lost, "the run never asked who is still here"
     assert frames[-1]["type"] == "run.completed"
     await staying.close()
 
 
-async def test_a_run_continues_while_another_tab_watches(alice_cookie, session_id):
-    chat_agent.script(streamed_reply(ANSWER, delay=0.05))
-    leaving, staying = Socket(session_id, alice_cookie), Socket(session_id, alice_cookie)
-    await leaving.open()
-    await staying.open()
-    await leaving.say("Weather?")
-    await leaving.until("text.delta")
-    await leaving.close()
+async def test_a_run_continues_while_another_tab_watches(alice_cookie, session_id, monkeypatch):
+    monkeypatch.setattr(runs, "PRESENCE_TIMEOUT", PATIENT_PRESENCE_TIMEOUT)
+    staying = await leave_while_another_tab_watches(session_id, alice_cookie)
     frames = await staying.until("run.completed", "run.cancelled")
     assert frames[-1]["type"] == "run.completed"
     await staying.close()

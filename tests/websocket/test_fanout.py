@@ -30,38 +30,22 @@ from django_agent_sessions.websocket import fanout, inbox, relay, runs
 from django_agent_sessions.websocket.consumer import AgentSessionConsumer
 from tests import chat_agent
 from tests.scripted import streamed_reply
-from tests.websockets import ORIGIN, Socket, close_all_sockets, login_cookie, text_of
+from tests.websockets import ORIGIN, Socket, text_of
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("closing_sockets")]
 
 ANSWER = "Fog over the harbour this morning, clearing to a bright and windy afternoon."
 REMOTE = "remote-worker.socket"
 
 
 @pytest.fixture(autouse=True)
-async def _close_sockets():
-    yield
-    await close_all_sockets()
-
-
-@pytest.fixture(autouse=True)
-def agent_settings(settings):
-    settings.AGENT_SESSIONS = {
-        "AGENT": "tests.chat_agent.make_agent",
-        "RATE_LIMIT": None,
-        "DELTA_FLUSH_SECONDS": 0.01,
-    }
-    chat_agent.tool_gate = None
+def agent_settings(use_agent):
+    use_agent("tests.chat_agent.make_agent")
 
 
 @pytest.fixture
-def alice(make_user):
-    return make_user("alice")
-
-
-@pytest.fixture
-def cookie(alice) -> bytes:
-    return login_cookie(alice)
+def cookie(alice_cookie: bytes) -> bytes:
+    return alice_cookie
 
 
 @pytest.fixture

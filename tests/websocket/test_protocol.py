@@ -17,9 +17,9 @@ from django_agent_sessions import DjangoSession
 from django_agent_sessions.websocket import approvals, consumer, lost, protocol, relay
 from tests import approval_agent, chat_agent
 from tests.scripted import streamed_reply, tool_turn
-from tests.websockets import Socket, close_all_sockets, login_cookie, of_type
+from tests.websockets import Socket, of_type
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("closing_sockets")]
 SCHEMA = protocol.schema()
 ANSWER = "It is sunny in Paris, **21°C**."
 
@@ -42,26 +42,9 @@ def problems(check: Draft202012Validator, frame: Any) -> list[str]:
 
 
 @pytest.fixture(autouse=True)
-async def _close_sockets():
-    yield
-    await close_all_sockets()
-
-
-@pytest.fixture(autouse=True)
-def agent_settings(settings):
-    settings.AGENT_SESSIONS = {
-        "AGENT": "tests.chat_agent.make_payment_agent",
-        "RATE_LIMIT": None,
-        "DELTA_FLUSH_SECONDS": 0.01,
-        "HISTORY_LIMIT": 4,  # so that the history has more, and load_older pages
-    }
-    chat_agent.tool_gate = None
-    approval_agent.EXECUTED.clear()
-
-
-@pytest.fixture
-def alice_cookie(make_user):
-    return login_cookie(make_user("alice"))
+def agent_settings(use_agent):
+    # A short history, so that the history has more and load_older pages.
+    use_agent("tests.chat_agent.make_payment_agent", HISTORY_LIMIT=4)
 
 
 # The schema itself ----------------------------------------------------------------------

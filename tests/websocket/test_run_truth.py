@@ -26,40 +26,19 @@ from django_agent_sessions.websocket import records
 from tests import chat_agent
 from tests.asgi import websocket_application
 from tests.scripted import streamed_reply, tool_turn
-from tests.websockets import ORIGIN, Socket, close_all_sockets, login_cookie, of_type
+from tests.websockets import ORIGIN, Socket, of_type
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("closing_sockets")]
 
 LONG = "and so the story goes on " * 80
 GRACE = 5.0  # PRESENCE_TIMEOUT (1 s) plus the run's settling, with a wide margin
 
 
 @pytest.fixture(autouse=True)
-async def _close_sockets():
-    yield
-    await close_all_sockets()
-
-
-@pytest.fixture(autouse=True)
-def agent_settings(settings):
-    settings.AGENT_SESSIONS = {
-        "AGENT": "tests.chat_agent.make_agent",
-        "RATE_LIMIT": None,
-        "DELTA_FLUSH_SECONDS": 0.01,
-    }
-    chat_agent.tool_gate = None
+def agent_settings(use_agent):
+    use_agent("tests.chat_agent.make_agent")
     yield
     chat_agent.tool_gate = None
-
-
-@pytest.fixture
-def alice(make_user):
-    return make_user("alice")
-
-
-@pytest.fixture
-def alice_cookie(alice):
-    return login_cookie(alice)
 
 
 async def statuses(session_id: str) -> list[str]:
