@@ -12,11 +12,10 @@ one hop into the sync world, on the thread Django's own async ORM would use
   time the cancellation reaches its caller, so "cancelled" never hides a commit still
   to come and a completed ``add_items`` is never silently lost (the SDK's own backends
   do the same).
-- ``with_fresh_connections``: a decorator for the sync function of a long-lived caller
-  (websocket consumers and runs live longer than any request, so Django's per-request
-  connection cleanup never runs for them): stale or broken connections are replaced
-  before and after it, as ``channels.db.database_sync_to_async`` does (with a cheaper
-  check, ``store.health``).
+
+Long-lived callers (websocket consumers and runs) wrap their sync functions in
+``store.health.with_fresh_connections``, which replaces stale or broken connections
+around each one.
 
 Measured on SQLite: wrapping each write in an extra task that is waited on (the simple
 way to get that guarantee) cost about 15 microseconds per write; the hand-off below costs
@@ -42,17 +41,15 @@ import contextvars
 import threading
 import weakref
 from collections.abc import Callable
-from functools import cache, wraps
-from typing import Any, Generic, ParamSpec, TypeVar
+from functools import cache
+from typing import Any, Generic, TypeVar
 
 from asgiref.local import Local
 from asgiref.sync import AsyncToSync, SyncToAsync
 
 from django_agent_sessions.conf import app_settings
-from django_agent_sessions.store.health import refresh_connections
 
 _T = TypeVar("_T")
-_P = ParamSpec("_P")
 
 
 async def run(function: Callable[..., _T], *args: Any) -> _T:
@@ -231,23 +228,3 @@ async def _uncancellable(awaitable: Any) -> None:
         except asyncio.CancelledError:
             continue
     task.result()
-
-
-def with_fresh_connections(function: Callable[_P, _T]) -> Callable[_P, _T]:
-    """Replace stale or broken database connections around ``function``.
-
-    For the operations of long-lived async callers: a connection older than
-    ``CONN_MAX_AGE``, broken by an error or ended by the server (a restart) is closed
-    before the operation and after it (``store.health``: on PostgreSQL a look at the
-    socket, not a ``SELECT 1`` round trip).
-    """
-
-    @wraps(function)
-    def wrapper(*args: _P.args, **kwargs: _P.kwargs) -> _T:
-        refresh_connections()
-        try:
-            return function(*args, **kwargs)
-        finally:
-            refresh_connections()
-
-    return wrapper

@@ -1,4 +1,4 @@
-"""Whether a persistent PostgreSQL connection was ended by the server since its last use.
+"""Keeping long-lived connections usable: was a PostgreSQL connection ended by the server?
 
 Consumers and sync threads keep their connections for as long as the process lives, so a
 server restart (or ``pg_terminate_backend``, or an idle timeout) leaves them holding a
@@ -20,13 +20,41 @@ says. A host that vanishes without closing its sockets is not detected, by this 
 from __future__ import annotations
 
 import select
+from collections.abc import Callable
+from functools import wraps
+from typing import ParamSpec, TypeVar
 
 from django.db import connections
 from django.db.backends.base.base import BaseDatabaseWrapper
 
+_T = TypeVar("_T")
+_P = ParamSpec("_P")
+
 # poll(), not select(): a worker holding a thousand websockets has descriptors above
 # select()'s limit of 1024. Windows has no poll(); there Django's own check stays.
 _POLL = getattr(select, "poll", None)
+
+
+def with_fresh_connections(function: Callable[_P, _T]) -> Callable[_P, _T]:
+    """Replace stale or broken database connections around ``function``.
+
+    For the sync functions of long-lived async callers (websocket consumers and runs
+    live longer than any request, so Django's per-request connection cleanup never runs
+    for them): a connection older than ``CONN_MAX_AGE``, broken by an error or ended by
+    the server is closed before the function and after it, as
+    ``channels.db.database_sync_to_async`` does, with the socket poll in place of
+    ``SELECT 1``.
+    """
+
+    @wraps(function)
+    def wrapper(*args: _P.args, **kwargs: _P.kwargs) -> _T:
+        refresh_connections()
+        try:
+            return function(*args, **kwargs)
+        finally:
+            refresh_connections()
+
+    return wrapper
 
 
 def replace_if_ended_by_server(connection: BaseDatabaseWrapper) -> None:

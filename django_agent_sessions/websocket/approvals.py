@@ -40,6 +40,7 @@ from django_agent_sessions import bridge, serialization
 from django_agent_sessions.conf import app_settings
 from django_agent_sessions.models import AgentRun, AgentSession, SessionItem, ToolApproval
 from django_agent_sessions.retention import parse_duration
+from django_agent_sessions.store import health
 from django_agent_sessions.store import items as store_items
 from django_agent_sessions.websocket.paused import RequestedCall
 
@@ -173,13 +174,13 @@ async def finished_record(run_pk: int) -> AgentRun:
     return await bridge.run(_finished_record, run_pk)
 
 
-@bridge.with_fresh_connections
+@health.with_fresh_connections
 def _finished_record(run_pk: int) -> AgentRun:
     record: AgentRun = AgentRun.objects.select_related("session").get(pk=run_pk)
     return record
 
 
-@bridge.with_fresh_connections
+@health.with_fresh_connections
 def _pause_run(
     run_pk: int,
     *,
@@ -219,7 +220,7 @@ def _pause_run(
     return expires
 
 
-@bridge.with_fresh_connections
+@health.with_fresh_connections
 def _decide(
     session_pk: int,
     call_id: str,
@@ -299,7 +300,7 @@ def _decide(
     return Decided(str(run.run_id), call_id, approve, resume)
 
 
-@bridge.with_fresh_connections
+@health.with_fresh_connections
 def _summary(run_pk: int) -> list[dict[str, Any]]:
     """How each call of a run that waited was decided: for ``run_finished`` receivers."""
     rows = ToolApproval.objects.filter(run_id=run_pk).select_related("decided_by")
@@ -318,7 +319,7 @@ def _summary(run_pk: int) -> list[dict[str, Any]]:
     ]
 
 
-@bridge.with_fresh_connections
+@health.with_fresh_connections
 def _pending_approvals(session_pk: int) -> list[PendingApproval]:
     """The calls of the conversation's waiting run that wait for a decision."""
     rows = ToolApproval.objects.filter(
@@ -334,7 +335,7 @@ def _pending_approvals(session_pk: int) -> list[PendingApproval]:
     ]
 
 
-@bridge.with_fresh_connections
+@health.with_fresh_connections
 def _overdue(session_pk: int) -> bool:
     """Whether the conversation's waiting run is past its expiry."""
     return bool(
@@ -344,7 +345,7 @@ def _overdue(session_pk: int) -> bool:
     )
 
 
-@bridge.with_fresh_connections
+@health.with_fresh_connections
 def _end_waiting(session_pk: int, *, reason: str, only_overdue: bool = False) -> Ended | None:
     """End the conversation's waiting run as cancelled, its pending calls rejected.
 

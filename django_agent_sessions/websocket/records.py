@@ -26,7 +26,7 @@ from django.utils import timezone
 
 from django_agent_sessions import bridge, serialization
 from django_agent_sessions.models import AgentRun, SessionItem
-from django_agent_sessions.store import conversations
+from django_agent_sessions.store import conversations, health
 from django_agent_sessions.store.conversations import History, OpenedConversation
 
 logger = logging.getLogger(__name__)
@@ -149,17 +149,17 @@ async def finish_run(
     )
 
 
-@bridge.with_fresh_connections
+@health.with_fresh_connections
 def _open_conversation(session_id: str, owner_id: Any) -> OpenedConversation:
     return conversations.open_conversation(session_id, owner_id=owner_id)
 
 
-@bridge.with_fresh_connections
+@health.with_fresh_connections
 def _find_conversation(session_id: str, owner_id: Any) -> OpenedConversation | None:
     return conversations.find_conversation(session_id, owner_id=owner_id)
 
 
-@bridge.with_fresh_connections
+@health.with_fresh_connections
 def _read_history(
     conversation_pk: int,
     up_to_item_id: int | None,
@@ -176,7 +176,7 @@ def _read_history(
     )
 
 
-@bridge.with_fresh_connections
+@health.with_fresh_connections
 def _start_run(
     session_pk: int, agent_name: str, lease_seconds: float, client_id: str = ""
 ) -> StartedRun | None:
@@ -205,7 +205,7 @@ def _start_run(
     )
 
 
-@bridge.with_fresh_connections
+@health.with_fresh_connections
 def _expire_stale_runs(session_pk: int | None) -> list[ExpiredRun]:
     return _expire(timezone.now(), session_pk)
 
@@ -237,20 +237,20 @@ def _expire(now: Any, session_pk: int | None) -> list[ExpiredRun]:
     return expired
 
 
-@bridge.with_fresh_connections
+@health.with_fresh_connections
 def _expired_record(run_pk: int) -> AgentRun:
     record: AgentRun = AgentRun.objects.select_related("session", "session__owner").get(pk=run_pk)
     return record
 
 
-@bridge.with_fresh_connections
+@health.with_fresh_connections
 def _renew_lease(run_pk: int, lease_seconds: float) -> bool:
     expires = timezone.now() + timedelta(seconds=lease_seconds)
     updated = AgentRun.objects.filter(pk=run_pk).running().update(lease_expires_at=expires)
     return bool(updated == 1)
 
 
-@bridge.with_fresh_connections
+@health.with_fresh_connections
 def _finish_run(
     run_pk: int, status: str, usage: Usage, error: str, error_code: str, partial_text: str
 ) -> AgentRun | None:
