@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import select
 from collections.abc import Iterator
 from typing import Any
 
@@ -70,6 +71,13 @@ class UsabilityChecks:
         del self._checked.is_usable
 
 
+async def stop_counting(checks: UsabilityChecks) -> None:
+    await sync_to_async(checks.remove)()
+    # The sync thread's connection was opened with health_checks_on's settings (and may
+    # be listening): later tests get a new one.
+    await sync_to_async(connections.close_all)()
+
+
 @pytest.fixture
 def health_checks_on() -> Iterator[None]:
     """Persistent connections with ``CONN_HEALTH_CHECKS = True`` (the example project's
@@ -102,7 +110,7 @@ async def test_a_healthy_connection_costs_no_select_1_per_operation(make_session
         assert [item["content"] for item in await session.get_items()] == ["first"]
         assert checks.calls == 1  # the socket showed the server's goodbye: checked once
     finally:
-        await sync_to_async(checks.remove)()
+        await stop_counting(checks)
 
 
 async def test_the_websocket_layer_reconnects_after_a_server_side_disconnect(
@@ -125,4 +133,48 @@ async def test_the_websocket_layer_reconnects_after_a_server_side_disconnect(
         assert await records.find_conversation(session.session_id, owner_id=None) == found
         assert checks.calls == 1
     finally:
-        await sync_to_async(checks.remove)()
+        await stop_counting(checks)
+
+
+def listen() -> None:
+    with connection.cursor() as cursor:
+        cursor.execute("LISTEN agent_sessions_test")
+
+
+def notify() -> None:
+    try:
+        with connections["default"].cursor() as cursor:
+            cursor.execute("SELECT pg_notify('agent_sessions_test', 'hello')")
+    finally:
+        connections.close_all()
+
+
+def wait_until_readable() -> None:
+    """Until the notification has reached this thread's socket, unread (as it would
+    sit between two operations)."""
+    poller = select.poll()
+    poller.register(connections["default"].connection.fileno(), select.POLLIN)
+    assert poller.poll(10_000), "the notification never reached the socket"
+
+
+async def test_a_socket_with_something_else_to_read_is_checked_and_kept(
+    make_session, health_checks_on
+):
+    # Not every byte on the socket is a goodbye: a notification (LISTEN/NOTIFY) makes it
+    # readable too. Django's check decides, and a connection that passes it stays.
+    await sync_to_async(connections.close_all)()
+    session = make_session()
+    await session.add_items([user_message("kept")])
+    pid = await sync_to_async(backend_pid)()
+    checks = await sync_to_async(lambda: UsabilityChecks(connections["default"]))()
+    try:
+        await sync_to_async(listen)()
+        await sync_to_async(notify, thread_sensitive=False)()
+        await sync_to_async(wait_until_readable)()
+        assert [item["content"] for item in await session.get_items()] == ["kept"]
+        assert checks.calls == 1
+        assert await sync_to_async(backend_pid)() == pid  # the same connection
+        await session.get_items()
+        assert checks.calls == 1  # the check read the notification: quiet again
+    finally:
+        await stop_counting(checks)
