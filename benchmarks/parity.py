@@ -92,6 +92,10 @@ class Contender:
     items_table: str
     # Entered around each of its blocks (e.g. which executor asyncio.to_thread uses).
     state: Callable[[], contextlib.AbstractContextManager[None]] = contextlib.nullcontext
+    # Runs on another contender's prepared sessions (the same rows), made its own by
+    # ``adopt``; None: prepares its own.
+    shares: str | None = None
+    adopt: Callable[[Any], Any] = lambda session: session
     sessions: dict[str, Any] = field(default_factory=dict)
     durability: dict[str, str] = field(default_factory=dict)
 
@@ -240,6 +244,10 @@ def _grow(executor: ThreadPoolExecutor, threads: int) -> None:
 
 async def _durability(contender: Contender) -> dict[str, str]:
     session = next(iter(contender.sessions.values()))
+    if contender.name == "floor":
+        from django_agent_sessions import bridge
+
+        return await bridge.run(session.durability)
     if contender.name.startswith("sdk"):
 
         def read() -> dict[str, str]:
@@ -278,39 +286,70 @@ async def _durability(contender: Contender) -> dict[str, str]:
 _SYNC = {0: "OFF", 1: "NORMAL", 2: "FULL", 3: "EXTRA"}
 
 
-def build(db: str, workdir: Path) -> tuple[list[Contender], list[str]]:
+def build(db: str, workdir: Path, *, floor: bool = False) -> tuple[list[Contender], list[str]]:
     """The contenders, their databases created and migrated (before the event loop runs:
-    Django refuses to migrate from async code)."""
+    Django refuses to migrate from async code). ``floor``: the guarantee floor first, as
+    the reference, then the SDK in both states and DjangoSession (SQLite only)."""
     if db == "sqlite":
         django_file = _prepare("sqlite", "parity-django", workdir)
         sdk_file = _prepare("sqlite", "parity-sdk", workdir)
         pool = ThreadPoolExecutor(max_workers=min(32, (os.cpu_count() or 1) + 4))
         _grow(pool, pool._max_workers)
         warm = ThreadPoolExecutor(max_workers=1)
+        django = _django(Target("sqlite", django_file))
         contenders = [
-            _django(Target("sqlite", django_file)),
+            django,
             # One SQLite file and one set of session objects for both SDK states, driven
             # through either executor.
             _sdk(Target("sqlite", sdk_file), "sdk-pool", "SQLiteSession (pool)", pool),
             _sdk(Target("sqlite", sdk_file), "sdk-warm", "SQLiteSession (1 thread)", warm),
         ]
+        contenders[2].shares = "sdk-pool"
+        if floor:
+            contenders = [_floor(django_file), *contenders[1:], django]
         return contenders, [django_file, sdk_file]
+    if floor:
+        raise SystemExit("--floor measures SQLite only")
     name = _prepare("postgres", "parity_django", workdir)
-    return [_django(Target("postgres", name)), _shipped(_django(Target("postgres", name)))], [name]
+    django = _django(Target("postgres", name))
+    return [django, _shipped(_django(Target("postgres", name)))], [name]
+
+
+def _floor(django_file: str) -> Contender:
+    """The guarantee floor, on DjangoSession's own file and conversations."""
+    import threading
+
+    from benchmarks.guarantee_floor import FloorSession
+
+    local = threading.local()
+
+    async def make(session_id: str) -> Any:
+        return FloorSession(session_id, django_file, local)
+
+    return Contender(
+        "floor",
+        "guarantee floor",
+        Target("sqlite", django_file),
+        make,
+        DjangoSessionBackend.items_table,
+        shares="django",
+        adopt=lambda session: FloorSession(session.session_id, django_file, local),
+    )
 
 
 async def run(
     db: str, contenders: list[Contender], settings: Settings, log: Callable[[str], None]
 ) -> Any:
     try:
-        await prepare(contenders[0], settings, log)
-        with contenders[1].state():
-            if db == "sqlite":
-                await prepare(contenders[1], settings, log)
-        # The second SDK state (or the fallback path) uses the same sessions.
-        shared = 1 if db == "sqlite" else 0
-        for contender in contenders[shared + 1 :]:
-            contender.sessions = contenders[shared].sessions
+        by_name = {c.name: c for c in contenders}
+        for contender in contenders:
+            if contender.shares is None:
+                with contender.state():
+                    await prepare(contender, settings, log)
+        for contender in contenders:
+            if contender.shares is not None:
+                source = by_name[contender.shares].sessions
+                contender.sessions = {w: contender.adopt(s) for w, s in source.items()}
         for contender in contenders:
             contender.durability = await _durability(contender)
         log("  durability: " + json.dumps({c.name: c.durability for c in contenders}))
@@ -345,6 +384,7 @@ def _shipped(contender: Contender) -> Contender:
         "DjangoSession (fallback path)",
         forced,
     )
+    contender.shares = "django"
     return contender
 
 
@@ -352,7 +392,8 @@ def markdown(document: dict[str, Any]) -> str:
     contenders = document["contenders"]
     names = list(contenders)
     head = ["workload", *(contenders[n]["label"] + " ms" for n in names)]
-    head += [f"DjangoSession / {contenders[n]['label']} (95% CI)" for n in names[1:]]
+    reference = contenders[names[0]]["label"]
+    head += [f"{reference} / {contenders[n]['label']} (95% CI)" for n in names[1:]]
     lines = ["| " + " | ".join(head) + " |", "|---|" + "---:|" * (len(head) - 1)]
     for entry in document["workloads"].values():
         cells = [entry["title"], *(f"{entry[n]['median_ms']:.3f}" for n in names)]
@@ -405,6 +446,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--smoke", action="store_true")
     parser.add_argument("--out-dir", type=Path, default=RESULTS)
     parser.add_argument("--no-write", action="store_true")
+    parser.add_argument(
+        "--floor",
+        action="store_true",
+        help="SQLite: measure the guarantee floor (benchmarks/guarantee_floor.py) against "
+        "SQLiteSession and DjangoSession",
+    )
     parser.add_argument("--summarize", nargs="+", type=Path, help="result files to tabulate")
     args = parser.parse_args(argv)
     if args.summarize:
@@ -421,7 +468,7 @@ def main(argv: list[str] | None = None) -> int:
     stamp = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H-%M-%SZ")
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="parity-") as workdir:
-        contenders, names = build(args.db, Path(workdir))
+        contenders, names = build(args.db, Path(workdir), floor=args.floor)
         try:
             result = asyncio.run(run(args.db, contenders, settings, log))
         finally:
@@ -435,9 +482,8 @@ def main(argv: list[str] | None = None) -> int:
     text = markdown(result)
     print(text)
     if not args.no_write:
-        report.write_results(
-            args.out_dir, f"parity-{args.db}", stamp, result, "Parity, interleaved", text
-        )
+        kind = f"parity-{args.db}" + ("-floor" if args.floor else "")
+        report.write_results(args.out_dir, kind, stamp, result, "Parity, interleaved", text)
     return 0
 
 

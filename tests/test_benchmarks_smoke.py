@@ -95,3 +95,17 @@ def test_parity_benchmark_runs(tmp_path: Path) -> None:
             assert low <= entry[name]["ratio"] <= high, entry
     if db == "sqlite":
         assert {c["journal_mode"] for c in result["contenders"].values()} == {"wal"}
+
+
+def test_parity_floor_runs(tmp_path: Path) -> None:
+    if os.environ.get("AGENT_SESSIONS_TEST_DB", "sqlite") != "sqlite":
+        pytest.skip("the guarantee floor measures SQLite only")
+    output = _finish(_start("benchmarks.parity", tmp_path, "--db", "sqlite", "--floor"))
+    result = json.loads((tmp_path / "parity-sqlite-floor-latest.json").read_text())
+    assert list(result["contenders"]) == ["floor", "sdk-pool", "sdk-warm", "django"], output
+    assert result["reference"] == "floor"
+    for entry in result["workloads"].values():
+        for name in ("sdk-pool", "sdk-warm", "django"):
+            low, high = entry[name]["ci95"]
+            assert low <= entry[name]["ratio"] <= high, entry
+    assert {c["journal_mode"] for c in result["contenders"].values()} == {"wal"}
