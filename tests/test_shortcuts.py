@@ -29,8 +29,8 @@ from django.utils import timezone as django_timezone
 from django_agent_sessions import bridge, serialization
 from django_agent_sessions.exceptions import SessionOwnershipError
 from django_agent_sessions.models import AgentSession, SessionItem
+from django_agent_sessions.store import compaction, transactions
 from django_agent_sessions.store import items as storage
-from django_agent_sessions.store import transactions
 from django_agent_sessions.store.clock import UPDATED_AT_RESOLUTION, read_clock
 from tests.conftest import user_message
 
@@ -279,6 +279,83 @@ def test_a_shortcut_cursor_skips_only_an_empty_wrapper_chain(session_id):
 
 @only_sqlite
 @pytest.mark.django_db(transaction=True)
+def test_the_shortcut_cursor_is_kept_for_the_next_operation_on_its_connection(session_id):
+    storage.append_items(_scope(session_id), _encoded("first"), "")
+    storage.append_items(_scope(session_id), _encoded("a"), "")
+    kept = _kept_cursor()
+    assert storage.read_items(_scope(session_id), 20)
+    assert storage.pop_newest(_scope(session_id))["content"] == "a"
+    assert _kept_cursor() is kept
+    # A reopened connection gets a cursor of its own.
+    connection.close()
+    assert storage.read_items(_scope(session_id), 20)
+    assert _kept_cursor() is not kept
+    assert _kept_cursor().connection is connection.connection
+
+
+@only_sqlite
+@pytest.mark.django_db(transaction=True)
+def test_a_failed_operation_closes_the_kept_cursor(session_id, make_user):
+    owner = make_user("owner")
+    storage.append_items(_scope(session_id, owner.pk), _encoded("first"), "")  # creates it
+    storage.read_items(_scope(session_id, owner.pk), None)
+    kept = _kept_cursor()
+    with pytest.raises(SessionOwnershipError):
+        storage.pop_newest(_scope(session_id, owner.pk + 1))
+    assert getattr(connection, transactions._KEPT, None) is None
+    with pytest.raises(sqlite3.ProgrammingError, match="closed"):
+        kept.execute("SELECT 1")
+    assert [i["content"] for i in storage.read_items(_scope(session_id, owner.pk), None)] == [
+        "first"
+    ]
+
+
+@only_sqlite
+@pytest.mark.django_db(transaction=True)
+def test_a_kept_cursor_holds_no_statement_in_progress(session_id):
+    # A statement in progress keeps a read snapshot open, and then the WAL cannot be
+    # checkpointed (it grows without bound on a busy server). The probe must see one.
+    storage.append_items(_scope(session_id), _encoded("a", "b", "c"), "")
+    reader = connection.connection.cursor()
+    reader.execute(f"SELECT id FROM {SessionItem._meta.db_table}")
+    reader.fetchone()
+    assert _checkpoint_blocked()
+    reader.close()
+    assert not _checkpoint_blocked()
+    operations = [
+        lambda: storage.append_items(_scope(session_id), _encoded("d", "e"), ""),
+        lambda: storage.read_items(_scope(session_id), 2),
+        lambda: storage.read_items(_scope(session_id), None),
+        lambda: storage.pop_newest(_scope(session_id)),
+        lambda: storage.take_back_last_turn(_scope(session_id)),
+        lambda: compaction.snapshot(_scope(session_id), 1),
+        lambda: storage.clear(_scope(session_id)),
+    ]
+    for operation in operations:
+        operation()
+        assert type(_kept_cursor()) is sqlite3.Cursor
+        assert not _checkpoint_blocked(), operation
+
+
+def _kept_cursor() -> Any:
+    return getattr(connection, transactions._KEPT)[1]
+
+
+def _checkpoint_blocked() -> bool:
+    other = sqlite3.connect(connection.settings_dict["NAME"], timeout=0)
+    try:
+        # Another connection's write first, so that there is something to checkpoint.
+        other.execute("PRAGMA user_version = user_version")
+        other.execute(f"UPDATE {AgentSession._meta.db_table} SET title = title")
+        other.commit()
+        busy, _, _ = other.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+        return bool(busy)
+    finally:
+        other.close()
+
+
+@only_sqlite
+@pytest.mark.django_db(transaction=True)
 def test_a_patched_cursor_wrapper_sees_every_shortcut_statement(session_id, monkeypatch):
     # How APM agents (Sentry, New Relic, Datadog) watch queries: they replace
     # CursorWrapper's methods. The shortcut must then go through them.
@@ -313,6 +390,25 @@ def test_a_shortcut_statement_error_is_translated_and_rolled_back(session_id, mo
         storage.append_items(_scope(session_id), _encoded("lost"), "")
     assert not connection.connection.in_transaction
     assert AgentSession.objects.get(session_id=session_id).item_count == 1
+
+
+@only_sqlite
+@pytest.mark.django_db(transaction=True)
+def test_a_failing_commit_is_translated_and_rolled_back(session_id):
+    # Django's SQLite foreign keys are deferred: an item of no conversation fails at COMMIT.
+    storage.append_items(_scope(session_id), _encoded("first"), "")
+    columns = "session_id, payload, item_type, role, call_id, preview, created_at"
+    with (
+        pytest.raises(django.db.utils.IntegrityError, match="FOREIGN KEY"),
+        transactions.writing(connection, "default") as (cursor, _),
+    ):
+        cursor.execute(
+            f"INSERT INTO {SessionItem._meta.db_table} ({columns}) "
+            "VALUES (0, '{}', '', '', '', '', '2000-01-01 00:00:00')"
+        )
+    assert not connection.connection.in_transaction
+    assert getattr(connection, transactions._KEPT, None) is None
+    assert [i["content"] for i in storage.read_items(_scope(session_id), None)] == ["first"]
 
 
 @only_sqlite
