@@ -18,6 +18,12 @@ the parity table alone cannot:
   no health or state checks, no error translation, no ``execute_wrapper()`` support, no
   fallback for a caller's transaction. Those are what ``DjangoSession`` adds on top.
 
+With ``columns=False`` (``--floor-columns empty``) it writes the items' JSON with empty
+browsing columns (and no title): validation and encoding stay, the classification of each
+item for the admin (``items.describe`` and the preview) goes. That measures what the
+browsing columns cost a write, the one part of the work ``SQLiteSession`` has no
+counterpart for.
+
 It is a measuring instrument, not a second implementation: no ownership by users (it
 passes ``owner_id`` None, as trusted code does), and a conversation it has not seen is
 created the way ``DjangoSession`` creates it.
@@ -50,9 +56,12 @@ class FloorSession:
 
     session_settings = None
 
-    def __init__(self, session_id: str, path: str, local: threading.local) -> None:
+    def __init__(
+        self, session_id: str, path: str, local: threading.local, *, columns: bool = True
+    ) -> None:
         # ``local``: one connection per thread, shared by every session of one database.
         self.session_id = session_id
+        self.columns = columns
         self.owner_id: Any = None  # trusted code, as the benchmark's DjangoSession
         self._path = path
         self._local = local
@@ -62,6 +71,9 @@ class FloorSession:
 
     async def add_items(self, items: list[Any]) -> None:
         if not items:
+            return
+        if not self.columns:
+            await bridge.run_to_completion(self._append, _json_only(items), "")
             return
         encoded = serialization.encode_items(items, max_bytes=None, max_depth=MAX_DEPTH)
         await bridge.run_to_completion(self._append, encoded, _title_from(encoded))
@@ -161,6 +173,15 @@ class FloorSession:
         if self.owner_id is not None and row[1] != self.owner_id:
             raise PermissionError("This conversation belongs to another user.")
         return row[0], bool(row[2])
+
+
+def _json_only(items: list[Any]) -> list[serialization.EncodedItem]:
+    """Each item validated and encoded as ``encode_items`` does, its browsing columns empty."""
+    encoded = []
+    for index, item in enumerate(items):
+        serialization.check_json_value(item, where=f"item {index}", max_depth=MAX_DEPTH)
+        encoded.append(serialization.EncodedItem(serialization.dumps(item), "", "", "", ""))
+    return encoded
 
 
 def _texts() -> tuple[str, str]:

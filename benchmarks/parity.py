@@ -286,7 +286,9 @@ async def _durability(contender: Contender) -> dict[str, str]:
 _SYNC = {0: "OFF", 1: "NORMAL", 2: "FULL", 3: "EXTRA"}
 
 
-def build(db: str, workdir: Path, *, floor: bool = False) -> tuple[list[Contender], list[str]]:
+def build(
+    db: str, workdir: Path, *, floor: bool = False, floor_columns: bool = True
+) -> tuple[list[Contender], list[str]]:
     """The contenders, their databases created and migrated (before the event loop runs:
     Django refuses to migrate from async code). ``floor``: the guarantee floor first, as
     the reference, then the SDK in both states and DjangoSession (SQLite only)."""
@@ -306,7 +308,7 @@ def build(db: str, workdir: Path, *, floor: bool = False) -> tuple[list[Contende
         ]
         contenders[2].shares = "sdk-pool"
         if floor:
-            contenders = [_floor(django_file), *contenders[1:], django]
+            contenders = [_floor(django_file, floor_columns), *contenders[1:], django]
         return contenders, [django_file, sdk_file]
     if floor:
         raise SystemExit("--floor measures SQLite only")
@@ -315,7 +317,7 @@ def build(db: str, workdir: Path, *, floor: bool = False) -> tuple[list[Contende
     return [django, _shipped(_django(Target("postgres", name)))], [name]
 
 
-def _floor(django_file: str) -> Contender:
+def _floor(django_file: str, columns: bool) -> Contender:
     """The guarantee floor, on DjangoSession's own file and conversations."""
     import threading
 
@@ -324,16 +326,16 @@ def _floor(django_file: str) -> Contender:
     local = threading.local()
 
     async def make(session_id: str) -> Any:
-        return FloorSession(session_id, django_file, local)
+        return FloorSession(session_id, django_file, local, columns=columns)
 
     return Contender(
         "floor",
-        "guarantee floor",
+        "guarantee floor" if columns else "guarantee floor (empty browsing columns)",
         Target("sqlite", django_file),
         make,
         DjangoSessionBackend.items_table,
         shares="django",
-        adopt=lambda session: FloorSession(session.session_id, django_file, local),
+        adopt=lambda session: FloorSession(session.session_id, django_file, local, columns=columns),
     )
 
 
@@ -452,6 +454,13 @@ def main(argv: list[str] | None = None) -> int:
         help="SQLite: measure the guarantee floor (benchmarks/guarantee_floor.py) against "
         "SQLiteSession and DjangoSession",
     )
+    parser.add_argument(
+        "--floor-columns",
+        choices=["kept", "empty"],
+        default="kept",
+        help="with --floor: fill the browsing columns (kept) or write them empty, to "
+        "measure what they cost",
+    )
     parser.add_argument("--summarize", nargs="+", type=Path, help="result files to tabulate")
     args = parser.parse_args(argv)
     if args.summarize:
@@ -468,7 +477,9 @@ def main(argv: list[str] | None = None) -> int:
     stamp = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H-%M-%SZ")
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="parity-") as workdir:
-        contenders, names = build(args.db, Path(workdir), floor=args.floor)
+        contenders, names = build(
+            args.db, Path(workdir), floor=args.floor, floor_columns=args.floor_columns == "kept"
+        )
         try:
             result = asyncio.run(run(args.db, contenders, settings, log))
         finally:
@@ -483,6 +494,7 @@ def main(argv: list[str] | None = None) -> int:
     print(text)
     if not args.no_write:
         kind = f"parity-{args.db}" + ("-floor" if args.floor else "")
+        kind += "-no-columns" if args.floor and args.floor_columns == "empty" else ""
         report.write_results(args.out_dir, kind, stamp, result, "Parity, interleaved", text)
     return 0
 

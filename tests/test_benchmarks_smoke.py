@@ -97,11 +97,14 @@ def test_parity_benchmark_runs(tmp_path: Path) -> None:
         assert {c["journal_mode"] for c in result["contenders"].values()} == {"wal"}
 
 
-def test_parity_floor_runs(tmp_path: Path) -> None:
+@pytest.mark.parametrize("columns", ["kept", "empty"])
+def test_parity_floor_runs(tmp_path: Path, columns: str) -> None:
     if os.environ.get("AGENT_SESSIONS_TEST_DB", "sqlite") != "sqlite":
         pytest.skip("the guarantee floor measures SQLite only")
-    output = _finish(_start("benchmarks.parity", tmp_path, "--db", "sqlite", "--floor"))
-    result = json.loads((tmp_path / "parity-sqlite-floor-latest.json").read_text())
+    args = ("--db", "sqlite", "--floor", "--floor-columns", columns)
+    output = _finish(_start("benchmarks.parity", tmp_path, *args))
+    kind = "parity-sqlite-floor" + ("" if columns == "kept" else "-no-columns")
+    result = json.loads((tmp_path / f"{kind}-latest.json").read_text())
     assert list(result["contenders"]) == ["floor", "sdk-pool", "sdk-warm", "django"], output
     assert result["reference"] == "floor"
     for entry in result["workloads"].values():

@@ -92,3 +92,19 @@ async def test_the_floor_pops_exactly_once_to_empty(floor: FloorSession) -> None
     assert await floor.pop_item() == TURNS[2][0]
     assert await floor.pop_item() is None
     assert (await bridge.run(_stored, "floor"))[0][1] == 0
+
+
+async def test_without_columns_the_floor_stores_the_same_json_and_nothing_else(
+    floor: FloorSession,
+) -> None:
+    floor.columns = False
+    await _exercise(floor)
+    await _exercise(DjangoSession("django"))
+
+    (_, count, _), rows = await bridge.run(_stored, "floor")
+    (_, django_count, _), django_rows = await bridge.run(_stored, "django")
+    assert count == django_count
+    assert [row[0] for row in rows] == [row[0] for row in django_rows]
+    assert {row[1:] for row in rows} == {("", "", "", "")}
+    with pytest.raises(ItemRejected, match="item 0"):
+        await floor.add_items([{"x": float("inf")}])
