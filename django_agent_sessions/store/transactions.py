@@ -194,9 +194,10 @@ def select(
     """
     raw = driver(connection)
     if raw is None:
-        with reading(connection) as (cursor, sql):
-            cursor.execute(*build(sql, *args))
-            return cursor.fetchall()
+        with connection.cursor() as cursor:
+            cursor.execute(*build(statements(connection), *args))
+            rows: list[Any] = cursor.fetchall()
+            return rows
     with connection.wrap_database_errors:
         cursor = driver_cursor(connection, raw)
         try:
