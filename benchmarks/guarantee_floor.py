@@ -33,22 +33,22 @@ from __future__ import annotations
 
 import sqlite3
 import threading
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timezone
 from typing import Any
 
-from django_agent_sessions import bridge, serialization
+from django_agent_sessions import bridge, conf, serialization
+from django_agent_sessions.models import AgentSession, SessionItem
 from django_agent_sessions.session import _title_from
+from django_agent_sessions.store.clock import UPDATED_AT_RESOLUTION
 from django_agent_sessions.store.statements import Statements
 
-SESSIONS = '"django_agent_sessions_agentsession"'
-ITEMS = '"django_agent_sessions_sessionitem"'
-SQL = Statements("sqlite", SESSIONS, ITEMS, qmark=True)
+SESSIONS = f'"{AgentSession._meta.db_table}"'
+SQL = Statements("sqlite", SESSIONS, f'"{SessionItem._meta.db_table}"', qmark=True)
 CREATE = (
     f"INSERT OR IGNORE INTO {SESSIONS} (session_id, title, metadata, item_count, "
     "created_at, updated_at) VALUES (?, ?, '{}', 0, ?, ?)"
 )
-RESOLUTION = timedelta(seconds=1)  # store.clock.UPDATED_AT_RESOLUTION
-MAX_DEPTH = 100  # AGENT_SESSIONS["MAX_ITEM_DEPTH"]'s default
+MAX_DEPTH: int = conf.DEFAULTS["MAX_ITEM_DEPTH"]
 
 
 class FloorSession:
@@ -84,14 +84,15 @@ class FloorSession:
     async def clear_session(self) -> None:
         raise NotImplementedError("the floor measures single operations only")
 
-    def durability(self) -> dict[str, str]:
-        connection, _ = self._cursor()
-        journal = connection.execute("PRAGMA journal_mode").fetchone()[0]
-        synchronous = connection.execute("PRAGMA synchronous").fetchone()[0]
-        return {
-            "journal_mode": str(journal),
-            "synchronous": {1: "NORMAL"}.get(synchronous, str(synchronous)),
-        }
+    def connection(self) -> sqlite3.Connection:
+        """This thread's connection (for reading its settings back)."""
+        return self._cursor()[0]
+
+    def close(self) -> None:
+        """Close this thread's connection, if it has one."""
+        pair = self._local.__dict__.pop("pair", None)
+        if pair is not None:
+            pair[0].close()
 
     # -- the sync thread ------------------------------------------------------------------
 
@@ -187,4 +188,4 @@ def _json_only(items: list[Any]) -> list[serialization.EncodedItem]:
 def _texts() -> tuple[str, str]:
     """``store.clock``'s stamp and threshold: naive UTC text, as Django stores it."""
     now = datetime.now(timezone.utc).replace(tzinfo=None)
-    return str(now), str(now - RESOLUTION)
+    return str(now), str(now - UPDATED_AT_RESOLUTION)

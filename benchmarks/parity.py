@@ -243,24 +243,14 @@ def _grow(executor: ThreadPoolExecutor, threads: int) -> None:
 
 
 async def _durability(contender: Contender) -> dict[str, str]:
+    from django_agent_sessions import bridge
+
     session = next(iter(contender.sessions.values()))
     if contender.name == "floor":
-        from django_agent_sessions import bridge
-
-        return await bridge.run(session.durability)
+        return await bridge.run(lambda: _pragmas(session.connection()))
     if contender.name.startswith("sdk"):
-
-        def read() -> dict[str, str]:
-            conn = session._get_connection()
-            return {
-                "journal_mode": str(conn.execute("PRAGMA journal_mode").fetchone()[0]),
-                "synchronous": _SYNC[int(conn.execute("PRAGMA synchronous").fetchone()[0])],
-            }
-
         with contender.state():
-            return await asyncio.to_thread(read)
-
-    from django_agent_sessions import bridge
+            return await asyncio.to_thread(lambda: _pragmas(session._get_connection()))
 
     def read_django() -> dict[str, str]:
         from django.db import connection
@@ -272,18 +262,22 @@ async def _durability(contender: Contender) -> dict[str, str]:
                 cursor.execute("SHOW fsync")
                 fsync = cursor.fetchone()[0]
             return {"synchronous_commit": commit, "fsync": fsync}
-        with connection.cursor() as cursor:
-            cursor.execute("PRAGMA journal_mode")
-            journal = cursor.fetchone()[0]
-            cursor.execute("PRAGMA synchronous")
-            sync = _SYNC[int(cursor.fetchone()[0])]
+        connection.ensure_connection()
         mode = connection.settings_dict.get("OPTIONS", {}).get("transaction_mode", "DEFERRED")
-        return {"journal_mode": journal, "synchronous": sync, "transaction_mode": mode}
+        return {**_pragmas(connection.connection), "transaction_mode": mode}
 
     return await bridge.run(read_django)
 
 
 _SYNC = {0: "OFF", 1: "NORMAL", 2: "FULL", 3: "EXTRA"}
+
+
+def _pragmas(conn: Any) -> dict[str, str]:
+    """The journal mode and ``synchronous`` setting of a sqlite3 connection."""
+    return {
+        "journal_mode": str(conn.execute("PRAGMA journal_mode").fetchone()[0]),
+        "synchronous": _SYNC[int(conn.execute("PRAGMA synchronous").fetchone()[0])],
+    }
 
 
 def build(
@@ -325,8 +319,11 @@ def _floor(django_file: str, columns: bool) -> Contender:
 
     local = threading.local()
 
-    async def make(session_id: str) -> Any:
+    def session(session_id: str) -> FloorSession:
         return FloorSession(session_id, django_file, local, columns=columns)
+
+    async def make(session_id: str) -> Any:
+        return session(session_id)
 
     return Contender(
         "floor",
@@ -335,7 +332,7 @@ def _floor(django_file: str, columns: bool) -> Contender:
         make,
         DjangoSessionBackend.items_table,
         shares="django",
-        adopt=lambda session: FloorSession(session.session_id, django_file, local, columns=columns),
+        adopt=lambda django_session: session(django_session.session_id),
     )
 
 

@@ -43,9 +43,9 @@ TURNS: list[list[dict[str, Any]]] = [
 
 @pytest.fixture
 async def floor() -> AsyncIterator[FloorSession]:
-    local = threading.local()
-    yield FloorSession("floor", connection.settings_dict["NAME"], local)
-    await bridge.run(lambda: local.__dict__.pop("pair", (None,))[0].close())
+    session = FloorSession("floor", connection.settings_dict["NAME"], threading.local())
+    yield session
+    await bridge.run(session.close)
 
 
 async def _exercise(session: Any) -> list[Any]:

@@ -381,8 +381,9 @@ def test_a_patched_cursor_wrapper_sees_every_shortcut_statement(session_id, monk
 @pytest.mark.django_db(transaction=True)
 def test_a_shortcut_statement_error_is_translated_and_rolled_back(session_id, monkeypatch):
     storage.append_items(_scope(session_id), _encoded("first"), "")
-    with pytest.raises(django.db.utils.OperationalError), transactions.reading(connection) as read:
-        read[0].execute("SELECT * FROM no_such_table")
+    with pytest.raises(django.db.utils.OperationalError):
+        transactions.select(connection, lambda sql: ("SELECT * FROM no_such_table", []))
+    assert getattr(connection, transactions._KEPT, None) is None  # a failed read's cursor goes
     monkeypatch.setattr(
         transactions.Statements, "insert", lambda self, rows: "INSERT INTO no_such_table VALUES (1)"
     )
@@ -436,9 +437,11 @@ def _write_then_fail() -> None:
 
 
 def _read_on_a_closed_connection_then_fail() -> None:
-    with transactions.reading(connection):
+    def close_then_fail(sql: Any) -> tuple[str, list[Any]]:
         connection.close()
         raise LookupError("in flight")
+
+    transactions.select(connection, close_then_fail)
 
 
 @pytest.mark.parametrize(

@@ -21,7 +21,7 @@ from django_agent_sessions.store import items as stored
 from django_agent_sessions.store.clock import read_clock
 from django_agent_sessions.store.items import Scope
 from django_agent_sessions.store.statements import Statements
-from django_agent_sessions.store.transactions import Cursor, reading, writing
+from django_agent_sessions.store.transactions import Cursor, select, writing
 
 
 @dataclass(frozen=True)
@@ -42,10 +42,7 @@ def snapshot(scope: Scope, limit: int) -> Snapshot:
     One query: ``limit + 1`` rows tell completeness without reading the prefix.
     """
     connection = stored._connection(scope.using)
-    with reading(connection) as (cursor, sql_of):
-        sql, params = stored._read_sql(sql_of, scope.session_id, max(limit, 0) + 1, with_ids=True)
-        cursor.execute(sql, params)
-        rows = cursor.fetchall()
+    rows = select(connection, stored._read_sql, scope.session_id, max(limit, 0) + 1, True)
     if not rows:
         return Snapshot([], [], True)
     stored._check_owner(scope, rows[0][0])

@@ -136,13 +136,14 @@ _KEPT = "_agent_sessions_cursor"
 
 
 def release(connection: BaseDatabaseWrapper, cursor: Cursor, *, failed: bool) -> None:
-    """A kept cursor stays for the next operation unless this one failed (it may have
-    left a statement in progress); any other cursor is closed."""
-    if not failed and type(cursor) is sqlite3.Cursor:
-        return
-    if failed:
-        with contextlib.suppress(AttributeError):
-            delattr(connection, _KEPT)
+    """After an operation. sqlite3's own cursor is the kept one: it stays for the next
+    operation unless this one failed (it may have left a statement in progress). Django's
+    wrapped cursor is made per operation and always closed."""
+    if type(cursor) is sqlite3.Cursor:
+        if not failed:
+            return
+        with contextlib.suppress(AttributeError):  # (a failure path: cost does not matter)
+            delattr(connection, _KEPT)  # not __dict__: django.db.connection is a proxy
     _close(cursor)
 
 
@@ -163,24 +164,6 @@ _EXECUTE_PATH = ("execute", "_execute_with_wrappers", "_execute")
 _DJANGO_CURSOR_FILE = inspect.getsourcefile(CursorWrapper) or ""
 
 
-@contextlib.contextmanager
-def reading(connection: BaseDatabaseWrapper) -> Iterator[tuple[Cursor, Statements]]:
-    """A cursor for one read, and the SQL to give it."""
-    raw = driver(connection)
-    if raw is None:
-        with connection.cursor() as cursor:
-            yield cursor, statements(connection)
-        return
-    with connection.wrap_database_errors:
-        cursor = driver_cursor(connection, raw)
-        failed = True
-        try:
-            yield cursor, statements(connection, qmark=True)
-            failed = False
-        finally:
-            release(connection, cursor, failed=failed)
-
-
 def select(
     connection: BaseDatabaseWrapper,
     build: Callable[..., tuple[str, list[Any]]],
@@ -188,9 +171,9 @@ def select(
 ) -> list[Any]:
     """The rows of one read: ``build(statements, *args)`` gives its SQL and parameters.
 
-    ``reading()`` spelled out for the shortcut: it runs on every ``get_items``, and the
-    generator-based context manager and ``contextlib.suppress`` cost about 5% of a whole
-    read in the parity benchmark (``--floor``).
+    Plain code, not a generator-based context manager: it runs on every ``get_items``,
+    and that machinery (with ``contextlib.suppress``) cost about 5% of a whole read in
+    the parity benchmark (``--floor``).
     """
     raw = driver(connection)
     if raw is None:
