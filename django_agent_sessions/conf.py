@@ -58,6 +58,22 @@ DEFAULTS: dict[str, Any] = {
     # paged with "load_older". None disables the byte budget.
     "HISTORY_LIMIT": 500,
     "HISTORY_MAX_BYTES": 1024 * 1024,
+    # The streaming wing's timers, in seconds. Operators rarely change them; tests make
+    # them short so that they wait for what happens, not for a clock.
+    # When a socket leaves a run, the run asks who still watches it and is cancelled if
+    # nobody answers within this time (unless CONTINUE_RUNS_AFTER_DISCONNECT).
+    "PRESENCE_TIMEOUT_SECONDS": 1.0,
+    # A socket that joins a run of another worker asks it for a snapshot; unanswered
+    # within this time, it asks again (three times), then shows the stored history.
+    "CATCHUP_TIMEOUT_SECONDS": 1.0,
+    # An event missing from a run's sequence is waited for this long, then skipped (the
+    # completed item repairs the text it carried).
+    "GAP_TIMEOUT_SECONDS": 0.5,
+    # How long a stopped run may take to finish the database write it has in flight.
+    "SETTLE_SECONDS": 10.0,
+    # While a process has sockets, it looks this often (and at least every
+    # RUN_LEASE_SECONDS / 4) for runs whose worker died.
+    "SWEEP_SECONDS": 15.0,
 }
 
 

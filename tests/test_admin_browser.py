@@ -9,7 +9,7 @@ from django.urls import reverse
 from tests.browser import browser, save_screenshot  # noqa: F401  (the fixture)
 from tests.conversations import XSS_IMG, XSS_SCRIPT, make_conversation, transcript_items, xss_items
 
-pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True), pytest.mark.once]
 
 
 @pytest.fixture(scope="module", autouse=True)

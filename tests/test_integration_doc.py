@@ -1,8 +1,10 @@
 """docs/integration.md, followed to the letter on a fresh ``django-admin startproject``.
 
 The code blocks are taken from the document itself (each is marked by an
-``<!-- integration: PATH MODE -->`` comment), applied to a new project in a temporary
-directory, and the result must pass ``check``, ``migrate``, and chat in a real browser
+``<!-- integration: PATH MODE -->`` comment). The install block runs as a shell script in
+a temporary directory, in a new virtual environment of its own (its ``git clone`` reads
+this checkout's files instead of the network); the other blocks are applied to the project
+it starts, and the result must pass ``check``, ``migrate``, and chat in a real browser
 through ``manage.py runserver`` (daphne's), exactly as the guide tells a developer to.
 """
 
@@ -12,7 +14,6 @@ import os
 import re
 import socket
 import subprocess
-import sys
 import time
 import urllib.error
 import urllib.request
@@ -22,8 +23,9 @@ from pathlib import Path
 import pytest
 
 from tests.browser import axe_violations, browser, save_screenshot  # noqa: F401
+from tests.checkout import repository_copy
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.once]
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 GUIDE = REPO_ROOT / "docs" / "integration.md"
@@ -47,17 +49,44 @@ def test_the_guide_covers_every_step():
         ("mysite/asgi.py", "replace"),
         ("mysite/urls.py", "replace"),
         ("mysite/chat_agent.py", "new"),
+        ("install", None),
         ("shell", None),
     }
-    assert "pip install django-agent-sessions\n" in text
-    assert "pip install -e ./django-agent-sessions" in text  # from a checkout
+    assert "pip install ./django-agent-sessions\n" in install_block()
+    assert "pip install -e\n./django-agent-sessions" in text  # to work on the app
+    assert "pip\nwheel --no-deps -w dist ./django-agent-sessions" in text  # a wheel
     assert "channels.layers.InMemoryChannelLayer" in text
     assert "channels_redis.core.RedisChannelLayer" in text
     # The production Redis hosts as the example project configures them (test_settings).
     assert '"socket_timeout": None, "max_connections": 1000' in text
-    assert 'pip install "django-agent-sessions[redis]"' in text
+    assert 'pip install "./django-agent-sessions[redis]"' in text
     readme = (REPO_ROOT / "README.md").read_text()
     assert "(docs/integration.md)" in readme
+
+
+def install_block() -> str:
+    (body,) = [body for target, _mode, body in guide_blocks() if target == "install"]
+    return body
+
+
+def install_as_the_guide_says(root: Path, env: dict[str, str]) -> Path:
+    """Run the guide's install block in ``root``; the project directory it ends in."""
+    script = install_block()
+    clone = re.search(r"^git clone \S+$", script, re.M)
+    assert clone is not None, "the install block clones the repository"
+    # No network here: the clone is a copy of this checkout, as a clone of it would hold.
+    repository_copy(root / "django-agent-sessions")
+    script = script.replace(clone.group(0), "test -f django-agent-sessions/pyproject.toml")
+    done = subprocess.run(
+        ["bash", "-euxc", script + "\npwd"],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, f"the install block failed:\n{done.stdout}\n{done.stderr}"
+    return Path(done.stdout.strip().splitlines()[-1])
 
 
 def free_port() -> int:
@@ -67,8 +96,10 @@ def free_port() -> int:
 
 
 def run(cwd: Path, env: dict[str, str], *args: str) -> str:
+    """``python ARGS`` with the guide's virtual environment."""
+    python = cwd.parent / ".venv" / "bin" / "python"
     done = subprocess.run(
-        [sys.executable, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=180
+        [str(python), *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=180
     )
     assert done.returncode == 0, f"{' '.join(args)} failed:\n{done.stdout}\n{done.stderr}"
     return done.stdout + done.stderr
@@ -83,10 +114,10 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, s
         if not key.startswith(("DJANGO_", "OPENAI_", "AGENT_SESSIONS_")) and key != "PYTHONPATH"
     }
     env.update(PYTHONDONTWRITEBYTECODE="1", PYTHONUNBUFFERED="1")
-    run(root, env, "-m", "django", "startproject", "mysite")
-    project_dir = root / "mysite"
+    project_dir = install_as_the_guide_says(root, env)
+    assert project_dir == root / "mysite"
     for target, mode, body in guide_blocks():
-        if target == "shell":
+        if target in {"install", "shell"}:
             continue
         path = project_dir / target
         if mode == "append":
@@ -122,7 +153,13 @@ def server(project) -> Iterator[str]:
     port = free_port()
     log = (project_dir / "runserver.log").open("wb")
     process = subprocess.Popen(
-        [sys.executable, "manage.py", "runserver", f"127.0.0.1:{port}", "--noreload"],
+        [
+            str(project_dir.parent / ".venv" / "bin" / "python"),
+            "manage.py",
+            "runserver",
+            f"127.0.0.1:{port}",
+            "--noreload",
+        ],
         cwd=project_dir,
         env=env,
         stdout=log,

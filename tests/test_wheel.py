@@ -13,6 +13,8 @@ import pytest
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
+pytestmark = pytest.mark.once
+
 
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory) -> Path:

@@ -20,6 +20,17 @@ from django_agent_sessions.websocket.ratelimit import parse_rate
 _ID = "django_agent_sessions"
 
 
+_POSITIVE_SECONDS = (
+    "DELTA_FLUSH_SECONDS",
+    "RUN_LEASE_SECONDS",
+    "PRESENCE_TIMEOUT_SECONDS",
+    "CATCHUP_TIMEOUT_SECONDS",
+    "GAP_TIMEOUT_SECONDS",
+    "SETTLE_SECONDS",
+    "SWEEP_SECONDS",
+)
+
+
 def check_streaming_settings(**kwargs: Any) -> list[CheckMessage]:
     if not app_settings.is_dict():
         return []  # reported by check_settings (E001)
@@ -31,7 +42,7 @@ def check_streaming_settings(**kwargs: Any) -> list[CheckMessage]:
     messages.extend(_check_agent())
     messages.extend(_check_rate_limit())
     messages.extend(_check_approval_timeout())
-    for key in ("DELTA_FLUSH_SECONDS", "RUN_LEASE_SECONDS"):
+    for key in _POSITIVE_SECONDS:
         setting = getattr(app_settings, key)
         if isinstance(setting, bool) or not isinstance(setting, int | float) or setting <= 0:
             messages.append(

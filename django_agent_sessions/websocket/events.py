@@ -24,6 +24,7 @@ from agents.memory import Session
 from agents.stream_events import RawResponsesStreamEvent, RunItemStreamEvent, StreamEvent
 from django.utils.translation import gettext as _
 
+from django_agent_sessions.conf import app_settings
 from django_agent_sessions.websocket import paused
 from django_agent_sessions.websocket.outcomes import (
     CANCELLED,
@@ -39,8 +40,6 @@ from django_agent_sessions.websocket.wire import display_run_item, frame_size
 
 logger = logging.getLogger(__name__)
 
-# How long a cancelled run may take to finish its in-flight database write.
-_SETTLE_SECONDS = 10.0
 _TEXT_DELTAS = {"response.output_text.delta", "response.refusal.delta"}
 
 
@@ -162,7 +161,7 @@ class StreamedRun:
         if pump.done():
             return
         self.cancel()
-        await asyncio.wait({pump}, timeout=_SETTLE_SECONDS)
+        await asyncio.wait({pump}, timeout=float(app_settings.SETTLE_SECONDS))
         if not pump.done():
             pump.cancel()
             await asyncio.gather(pump, return_exceptions=True)

@@ -3,7 +3,7 @@
 A worker renews its run's lease every ``RUN_LEASE_SECONDS / 3``. A worker killed mid-run
 (SIGKILL, OOM, a lost machine) renews nothing and says nothing; the other workers notice
 its lease expiring. While a process has sockets, ``sweeper`` looks every
-``RUN_LEASE_SECONDS / 4`` seconds (at most 15) for running runs whose lease expired;
+``RUN_LEASE_SECONDS / 4`` seconds (at most ``SWEEP_SECONDS``) for running runs whose lease expired;
 each is claimed by exactly one worker (a conditional UPDATE), marked failed with code
 ``worker_lost``, announced to every socket of its conversation as ``run.failed`` and
 passed to ``run_finished`` once. A ``cancel`` for such a run, and the next run of its
@@ -70,8 +70,8 @@ async def expire_lost_runs(layer: Any, session_pk: int | None = None) -> int:
 class LostRunSweeper:
     """While a process has sockets, it looks for runs whose worker died.
 
-    Every ``RUN_LEASE_SECONDS / 4`` seconds (at most 15), one query finds running runs
-    whose lease expired; each is claimed by exactly one worker, marked failed
+    Every ``RUN_LEASE_SECONDS / 4`` seconds (at most ``SWEEP_SECONDS``), one query finds
+    running runs whose lease expired; each is claimed by exactly one worker, marked failed
     (``worker_lost``) and announced to its conversation's sockets. Consumers hold the
     sweeper while connected (``acquire``/``release``); it stops with the last one.
     """
@@ -94,7 +94,8 @@ class LostRunSweeper:
 
     async def _sweep(self, layer: Any) -> None:
         while True:
-            await asyncio.sleep(min(float(app_settings.RUN_LEASE_SECONDS) / 4, 15.0))
+            lease, most = app_settings.RUN_LEASE_SECONDS, app_settings.SWEEP_SECONDS
+            await asyncio.sleep(min(float(lease) / 4, float(most)))
             try:
                 await expire_lost_runs(layer)
             except Exception:

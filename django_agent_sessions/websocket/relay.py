@@ -12,7 +12,7 @@ where it is (``agent.catchup``) and holds the run's events until the answer
 (``agent.snapshot``) or a timeout, so nothing is shown twice and nothing is missed. A
 socket of another worker than the run's does the same when the run starts (``fanout``).
 Events are put back in order per run by ``ordering.Sequencer``; a gap that is not filled
-within ``GAP_TIMEOUT`` is skipped (the completed item repairs lost text).
+within ``GAP_TIMEOUT_SECONDS`` is skipped (the completed item repairs lost text).
 """
 
 from __future__ import annotations
@@ -37,9 +37,7 @@ from django_agent_sessions.websocket import (
 from django_agent_sessions.websocket.ordering import Sequencer
 from django_agent_sessions.websocket.protocol import PROTOCOL_VERSION  # in every history frame
 
-CATCHUP_TIMEOUT = 1.0
 CATCHUP_ATTEMPTS = 3
-GAP_TIMEOUT = 0.5
 _MAX_BUFFERED = 1000
 # A socket ends an expired waiting run this long after its expiry.
 EXPIRY_MARGIN = 0.5
@@ -193,7 +191,7 @@ class RelayMixin:
         await self._flush_buffer()
 
     async def _catchup_timeout(self) -> None:
-        await asyncio.sleep(CATCHUP_TIMEOUT)
+        await asyncio.sleep(float(app_settings.CATCHUP_TIMEOUT_SECONDS))
         await layer.retrying(
             self.channel_layer.send, self.channel_name, {"type": "agent.catchup_timeout"}
         )
@@ -275,7 +273,7 @@ class RelayMixin:
 
     async def _close_gap(self, run_id: str) -> None:
         """An event is late or lost: wait a little for it, then go on without it."""
-        await asyncio.sleep(GAP_TIMEOUT)
+        await asyncio.sleep(float(app_settings.GAP_TIMEOUT_SECONDS))
         del self._gap_timers[run_id]
         for ready in self._sequencer.give_up_gap(run_id):
             await self.send_json(ready)

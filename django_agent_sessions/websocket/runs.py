@@ -11,7 +11,7 @@ listens on a second, "control" group of the conversation for:
   one of another process makes the run publish every later event in the group;
 - ``agent.left``: a socket left; unless runs continue after the last socket is gone,
   the run asks the event group who is still there (``agent.presence``) and cancels
-  itself if nobody answers (``agent.here``) within ``PRESENCE_TIMEOUT`` seconds.
+  itself if nobody answers (``agent.here``) within ``PRESENCE_TIMEOUT_SECONDS``.
 
 Group names are derived from the conversation's primary key, never from the id the
 client sent. Every database operation is one hop, through ``records``.
@@ -45,7 +45,6 @@ from django_agent_sessions.websocket.outcomes import (
 logger = logging.getLogger(__name__)
 
 _T = TypeVar("_T")
-PRESENCE_TIMEOUT = 1.0
 TERMINAL_EVENTS = frozenset({"run.completed", "run.cancelled", "run.failed"})
 # Events that go through the channel layer even when no other worker follows the run:
 # its start (another worker's socket then asks to follow), its end and its requests.
@@ -312,7 +311,9 @@ class ActiveRun:
                 {"type": "agent.presence", "reply_to": self._channel},
             )
         asyncio.get_running_loop().call_later(
-            PRESENCE_TIMEOUT, self._cancel_if_alone, self._presence_round
+            float(app_settings.PRESENCE_TIMEOUT_SECONDS),
+            self._cancel_if_alone,
+            self._presence_round,
         )
 
     def _cancel_if_alone(self, presence_round: int) -> None:

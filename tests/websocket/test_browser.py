@@ -13,7 +13,7 @@ from tests.browser import launched_chromium, save_screenshot
 from tests.processes import REPO_ROOT, worker_env
 from tests.websockets import login_cookie
 
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.browser]
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.browser, pytest.mark.once]
 
 # A small client, as a chat page would have it: it records every frame and close code.
 CLIENT_JS = """

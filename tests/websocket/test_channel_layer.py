@@ -19,6 +19,8 @@ pytestmark = [
     pytest.mark.django_db(transaction=True),
     pytest.mark.redis,
     pytest.mark.usefixtures("closing_sockets"),
+    # Worker processes and Redis: the wing across processes, the same on every database.
+    pytest.mark.once,
 ]
 
 

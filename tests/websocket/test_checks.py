@@ -16,6 +16,8 @@ from django_agent_sessions.websocket.checks import check_streaming_settings
         ({"RATE_LIMIT": "10/week"}, "E011"),
         ({"DELTA_FLUSH_SECONDS": 0}, "E012"),
         ({"RUN_LEASE_SECONDS": "60"}, "E012"),
+        ({"PRESENCE_TIMEOUT_SECONDS": -1}, "E012"),
+        ({"SWEEP_SECONDS": True}, "E012"),
         ({"CONTINUE_RUNS_AFTER_DISCONNECT": "yes"}, "E013"),
         ({"MAX_RUN_BYTES": -1}, "E003"),
         ({"DELTA_FLUSH_BYTES": None}, "E003"),

@@ -10,6 +10,7 @@ from asgiref.sync import sync_to_async
 from channels.layers import get_channel_layer
 
 from django_agent_sessions import DjangoSession
+from django_agent_sessions.conf import app_settings
 from django_agent_sessions.consumers import anonymous_owner
 from django_agent_sessions.models import AgentRun, AgentSession, SessionItem
 from django_agent_sessions.websocket import runs
@@ -294,7 +295,7 @@ async def test_disconnecting_the_last_socket_stops_the_model(alice_cookie, sessi
     await socket.close()
     await wait_until_idle(session_id)
     # A hang guard only (the story would take 10 s); what the model produced is the check.
-    assert loop.time() - left_at < runs.PRESENCE_TIMEOUT + 5.0
+    assert loop.time() - left_at < app_settings.PRESENCE_TIMEOUT_SECONDS + 5.0
     assert await run_statuses(session_id) == ["cancelled"]
     stopped_at = len(produced)
     await asyncio.sleep(0.2)
@@ -307,21 +308,36 @@ async def test_disconnecting_the_last_socket_stops_the_model(alice_cookie, sessi
 PATIENT_PRESENCE_TIMEOUT = 2.0
 
 
-async def leave_while_another_tab_watches(session_id: str, cookie: bytes) -> Socket:
-    """One tab starts a run and leaves; the run is held past the presence timeout.
+async def leave_while_another_tab_watches(session_id: str, cookie: bytes, monkeypatch) -> Socket:
+    """One tab starts a run and leaves; the run is held until its presence timer fired.
 
     Returns the tab that stays. The run can only complete if it learned in time that
     this tab is still there.
     """
+    decided = asyncio.Event()
+    cancel_if_alone = runs.ActiveRun._cancel_if_alone
+
+    def deciding(self: runs.ActiveRun, presence_round: int) -> None:
+        cancel_if_alone(self, presence_round)
+        decided.set()
+
+    monkeypatch.setattr(runs.ActiveRun, "_cancel_if_alone", deciding)
     leaving, staying, gate = await two_tabs_mid_run(session_id, cookie, "Weather?")
     await leaving.close()
-    await asyncio.sleep(PATIENT_PRESENCE_TIMEOUT + 1.0)
+    await asyncio.wait_for(decided.wait(), PATIENT_PRESENCE_TIMEOUT + 10.0)
     gate.set()
     return staying
 
 
+def patient_presence(settings) -> None:
+    settings.AGENT_SESSIONS = {
+        **settings.AGENT_SESSIONS,
+        "PRESENCE_TIMEOUT_SECONDS": PATIENT_PRESENCE_TIMEOUT,
+    }
+
+
 async def test_a_lost_presence_question_does_not_cancel_a_watched_run(
-    alice_cookie, session_id, monkeypatch
+    alice_cookie, session_id, monkeypatch, settings
 ):
     # channels_redis can lose a message when a receive is cancelled (a leaving socket's
     # is); here the layer loses the run's first "who is still here?" on purpose.
@@ -336,17 +352,19 @@ async def test_a_lost_presence_question_does_not_cancel_a_watched_run(
         await group_send(group, message)
 
     monkeypatch.setattr(layer, "group_send", losing_the_first_question)
-    monkeypatch.setattr(runs, "PRESENCE_TIMEOUT", PATIENT_PRESENCE_TIMEOUT)
-    staying = await leave_while_another_tab_watches(session_id, alice_cookie)
+    patient_presence(settings)
+    staying = await leave_while_another_tab_watches(session_id, alice_cookie, monkeypatch)
     frames = await staying.until("run.completed", "run.cancelled")
     assert lost, "the run never asked who is still here"
     assert frames[-1]["type"] == "run.completed"
     await staying.close()
 
 
-async def test_a_run_continues_while_another_tab_watches(alice_cookie, session_id, monkeypatch):
-    monkeypatch.setattr(runs, "PRESENCE_TIMEOUT", PATIENT_PRESENCE_TIMEOUT)
-    staying = await leave_while_another_tab_watches(session_id, alice_cookie)
+async def test_a_run_continues_while_another_tab_watches(
+    alice_cookie, session_id, monkeypatch, settings
+):
+    patient_presence(settings)
+    staying = await leave_while_another_tab_watches(session_id, alice_cookie, monkeypatch)
     frames = await staying.until("run.completed", "run.cancelled")
     assert frames[-1]["type"] == "run.completed"
     await staying.close()

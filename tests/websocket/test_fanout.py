@@ -25,8 +25,9 @@ from channels.testing import WebsocketCommunicator
 from django.urls import path
 from django.utils import timezone
 
+from django_agent_sessions.conf import app_settings
 from django_agent_sessions.models import AgentRun, AgentSession
-from django_agent_sessions.websocket import fanout, inbox, relay, runs
+from django_agent_sessions.websocket import fanout, inbox, runs
 from django_agent_sessions.websocket.consumer import AgentSessionConsumer
 from tests import chat_agent
 from tests.scripted import streamed_reply
@@ -337,7 +338,7 @@ async def test_a_catchup_answered_late_still_shows_the_whole_reply(
     async def busy(self: runs.ActiveRun, message: dict[str, Any]) -> None:
         if message.get("type") == "agent.catchup" and not delayed:
             delayed.append(message["reply_to"])
-            await asyncio.sleep(relay.CATCHUP_TIMEOUT + 0.3)
+            await asyncio.sleep(app_settings.CATCHUP_TIMEOUT_SECONDS + 0.3)
         await handle(self, message)
 
     monkeypatch.setattr(runs.ActiveRun, "_handle", busy)
