@@ -245,6 +245,6 @@ def create_user(env: dict[str, str], username: str = "") -> tuple[str, str]:
     else:
         import psycopg
 
-        with psycopg.connect(url, autocommit=True) as db:
-            db.execute(_INSERT_USER.format(p="%s", now="now()").encode(), (hashed, username))
+        with psycopg.connect(url, autocommit=True) as server:
+            server.execute(_INSERT_USER.format(p="%s", now="now()").encode(), (hashed, username))
     return username, password
