@@ -18,7 +18,7 @@ from agents import Agent  # noqa: E402
 from channels.layers import get_channel_layer  # noqa: E402
 
 from django_agent_sessions import DjangoSession  # noqa: E402
-from django_agent_sessions.websocket import runs  # noqa: E402
+from django_agent_sessions.websocket import runs, tasks  # noqa: E402
 from tests.scripted import ScriptedModel, streamed_reply  # noqa: E402
 
 REPLY = "A reply from another worker process, streamed slowly through Redis. " * 4
@@ -35,7 +35,7 @@ async def main(session_id: str, session_pk: int) -> None:
         session_id=session_id,
         user=None,
     )
-    active = await runs.launch_run(request, channel_layer=get_channel_layer())
+    active = await tasks.start(request, channel_layer=get_channel_layer())
     assert active is not None
     assert active.task is not None
     await active.task

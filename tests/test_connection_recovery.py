@@ -11,7 +11,7 @@ from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.db import connection, connections
 
-from django_agent_sessions.websocket import records
+from django_agent_sessions.store import conversations
 from tests.conftest import user_message
 
 pytestmark = [
@@ -119,18 +119,19 @@ async def test_the_websocket_layer_reconnects_after_a_server_side_disconnect(
     await sync_to_async(connections.close_all)()
     session = make_session()
     await session.add_items([user_message("stored")])
-    found = await records.find_conversation(session.session_id, owner_id=None)
+    found = await conversations.afind_conversation(session.session_id, owner_id=None)
     assert found is not None
     checks = await sync_to_async(lambda: UsabilityChecks(connections["default"]))()
     try:
         pid = await sync_to_async(backend_pid)()
         for _ in range(3):
-            assert await records.find_conversation(session.session_id, owner_id=None) == found
+            again = await conversations.afind_conversation(session.session_id, owner_id=None)
+            assert again == found
         assert checks.calls == 0  # with CONN_HEALTH_CHECKS on, Django would check each time
         assert await sync_to_async(backend_pid)() == pid  # one persistent connection
 
         await sync_to_async(terminate, thread_sensitive=False)(pid)
-        assert await records.find_conversation(session.session_id, owner_id=None) == found
+        assert await conversations.afind_conversation(session.session_id, owner_id=None) == found
         assert checks.calls == 1
     finally:
         await stop_counting(checks)

@@ -14,18 +14,16 @@ from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
 from django.contrib.auth.decorators import login_required
-from django.db import connections, router, transaction
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
-from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.views.decorators.csrf import ensure_csrf_cookie
 from django.views.decorators.http import require_GET, require_POST
 
-from django_agent_sessions.models import SESSION_ID_MAX_LENGTH, AgentRun, AgentSession
+from django_agent_sessions.models import SESSION_ID_MAX_LENGTH
 from django_agent_sessions.store import items as stored_items
-from django_agent_sessions.store.conversations import delete_items_of
+from django_agent_sessions.store import owned
 from django_agent_sessions.store.items import Scope
 
 #: The sidebar lists this many most recently active conversations.
@@ -44,12 +42,7 @@ def new_session_id() -> str:
 @login_required
 def chat(request: HttpRequest) -> HttpResponseRedirect:
     """Open the user's latest conversation, or a new (unsaved) one."""
-    latest = (
-        AgentSession.objects.filter(owner=request.user)
-        .order_by("-updated_at")
-        .values_list("session_id", flat=True)
-        .first()
-    )
+    latest = owned.latest_of(request.user)
     return redirect("django_agent_sessions:conversation", session_id=latest or new_session_id())
 
 
@@ -65,12 +58,12 @@ def new_conversation(request: HttpRequest) -> HttpResponseRedirect:
 @ensure_csrf_cookie  # the page's script sends it back in X-CSRFToken
 def conversation(request: HttpRequest, session_id: str) -> HttpResponse:
     _check_session_id(session_id)
-    current = AgentSession.objects.filter(session_id=session_id).only("owner_id", "title").first()
-    if current is not None and current.owner_id != request.user.pk:
+    current = owned.find(session_id)
+    if current is not None and current[0] != request.user.pk:
         raise Http404(_("No such conversation."))
     context = {
         "session_id": session_id,
-        "title": current.title if current is not None else "",
+        "title": current[1] if current is not None else "",
         "saved": current is not None,
         "conversations": _conversations_of(request.user),
         "socket_path": SOCKET_PATH.format(session_id=session_id),
@@ -95,11 +88,10 @@ def rename_conversation(request: HttpRequest, session_id: str) -> JsonResponse:
         return JsonResponse(
             {"error": _("A title has at most %d characters.") % TITLE_MAX_LENGTH}, status=400
         )
-    updated = AgentSession.objects.filter(session_id=session_id, owner=request.user).update(
-        title=title
-    )
-    if not updated:
-        raise Http404(_("No such conversation."))
+    try:
+        owned.rename(session_id, request.user, title)
+    except owned.NotFound:
+        raise Http404(_("No such conversation.")) from None
     return JsonResponse({"id": session_id, "title": title})
 
 
@@ -107,14 +99,12 @@ def rename_conversation(request: HttpRequest, session_id: str) -> JsonResponse:
 @login_required
 def delete_conversation(request: HttpRequest, session_id: str) -> JsonResponse:
     """Delete the conversation, its items and its run records."""
-    using = router.db_for_write(AgentSession)
-    with transaction.atomic(using=using):
-        found = _lock_owned(session_id, request.user, using)
-        if _has_live_run(found):
-            return _busy()
-        # One DELETE for the items (never loaded), then the row and its run records.
-        delete_items_of(connections[using], [found])
-        AgentSession.objects.using(using).filter(pk=found).delete()
+    try:
+        owned.delete(session_id, request.user)
+    except owned.NotFound:
+        raise Http404(_("No such conversation.")) from None
+    except owned.Busy:
+        return _busy()
     return JsonResponse({"deleted": session_id, "next": reverse("django_agent_sessions:new")})
 
 
@@ -125,7 +115,7 @@ def clear_conversation(request: HttpRequest, session_id: str) -> JsonResponse:
         return _logged_out()
     try:
         _change_owned(session_id, request.user, stored_items.clear)
-    except _Busy:
+    except owned.Busy:
         return _busy()
     return JsonResponse({"cleared": session_id})
 
@@ -142,43 +132,21 @@ def rewind_conversation(request: HttpRequest, session_id: str) -> JsonResponse:
         return _logged_out()
     try:
         taken = _change_owned(session_id, request.user, stored_items.take_back_last_turn)
-    except _Busy:
+    except owned.Busy:
         return _busy()
     if not taken:
         return JsonResponse({"error": _("There is no message to take back.")}, status=409)
     return JsonResponse({"text": _message_text(taken[0]), "removed": len(taken)})
 
 
-class _Busy(Exception):
-    """The conversation has a live run: its history must not change under it."""
-
-
 def _change_owned(session_id: str, user: Any, change: Callable[[Scope], _T]) -> _T:
-    """``change`` the user's conversation, in one transaction with the live-run check.
-
-    Raises Http404 for a conversation that does not exist or is someone else's, and
-    _Busy while a run is live (the row lock keeps one from starting meanwhile).
-    """
+    """``change`` the user's conversation; Http404 for one that is missing or someone
+    else's, ``owned.Busy`` while a run is live or waits for approval."""
     _check_session_id(session_id)
-    using = router.db_for_write(AgentSession)
-    with transaction.atomic(using=using):
-        if _has_live_run(_lock_owned(session_id, user, using)):
-            raise _Busy
-        return change(Scope(session_id, user.pk, using))
-
-
-def _lock_owned(session_id: str, user: Any, using: str) -> int:
-    """Lock the user's conversation row (in the caller's transaction); its primary key."""
-    found = (
-        AgentSession.objects.using(using)
-        .select_for_update()
-        .filter(session_id=session_id, owner=user)
-        .values_list("pk", flat=True)
-        .first()
-    )
-    if found is None:
-        raise Http404(_("No such conversation."))
-    return int(found)
+    try:
+        return owned.change(session_id, user, change)
+    except owned.NotFound:
+        raise Http404(_("No such conversation.")) from None
 
 
 def _message_text(item: Mapping[str, Any]) -> str:
@@ -193,11 +161,6 @@ def _message_text(item: Mapping[str, Any]) -> str:
     return "".join(parts)
 
 
-def _has_live_run(session_pk: int) -> bool:
-    # A "running" run whose lease expired belongs to a worker that died: not live.
-    return bool(AgentRun.objects.live(timezone.now()).filter(session_id=session_pk).exists())
-
-
 def _busy() -> JsonResponse:
     # Changing history under a running run would leave its later turns without their start.
     return JsonResponse({"error": _("A reply is still being written; stop it first.")}, status=409)
@@ -208,11 +171,6 @@ def _logged_out() -> JsonResponse:
 
 
 def _conversations_of(user: Any) -> list[dict[str, Any]]:
-    rows = (
-        AgentSession.objects.filter(owner=user)
-        .order_by("-updated_at")
-        .values("session_id", "title", "updated_at")[:SIDEBAR_LIMIT]
-    )
     return [
         {
             "id": row["session_id"],
@@ -220,7 +178,7 @@ def _conversations_of(user: Any) -> list[dict[str, Any]]:
             "updated_at": row["updated_at"].isoformat(),
             "url": reverse("django_agent_sessions:conversation", args=[row["session_id"]]),
         }
-        for row in rows
+        for row in owned.list_of(user, SIDEBAR_LIMIT)
     ]
 
 

@@ -1,9 +1,10 @@
-"""The app's database operations: the single owner of its raw SQL.
+"""The app's database operations: every ORM write and transaction of the app lives here.
 
 - ``items``: ``DjangoSession``'s operations, one transaction each.
 - ``conversations``: opening, reading the history of, locking and emptying conversations.
+- ``runs``: a run's record: start, lease, end (with an output for every open call), lost.
+- ``approvals``: a run's pause for tool approvals, the decisions, its end undecided.
+- ``pending``: reads of what waits for a decision.
+- ``hops``: the async face of an operation, one hop into its sync function.
 - ``statements``: the SQL text, per database vendor.
-
-Run records, which need no raw SQL, are written through the ``AgentRun`` QuerySet by
-``websocket.records``.
 """

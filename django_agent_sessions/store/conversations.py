@@ -23,6 +23,7 @@ from django_agent_sessions import items, serialization
 from django_agent_sessions.exceptions import SessionOwnershipError
 from django_agent_sessions.models import AgentRun, AgentSession, SessionItem
 from django_agent_sessions.store import statements
+from django_agent_sessions.store.hops import hop
 
 
 @dataclass(frozen=True)
@@ -246,3 +247,9 @@ def estimated_rows(connection: BaseDatabaseWrapper, model: type[Any]) -> int | N
         cursor.execute(sql, [model._meta.db_table])
         row = cursor.fetchone()
     return None if row is None else int(row[0])
+
+
+# The async faces, for the websocket wing: one hop each, stale connections replaced.
+aopen_conversation = hop(open_conversation)
+afind_conversation = hop(find_conversation)
+aread_history = hop(read_history)

@@ -1,5 +1,4 @@
 """Running an agent and turning the SDK's stream into wire events. No websocket code.
-(Slightly longer than 300 lines: resuming a paused run and pausing one are here too.)
 
 ``StreamedRun`` drives ``Runner.run_streamed(...).stream_events()`` and yields the wire
 events of ``docs/wire-protocol.md``: ``run.started``, ``item.completed``, ``text.delta``
@@ -17,24 +16,20 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import AsyncGenerator, AsyncIterator
+from dataclasses import dataclass
 from typing import Any
 
 from agents import Agent, RunConfig, Runner
+from agents.items import ToolCallOutputItem
 from agents.memory import Session
 from agents.stream_events import RawResponsesStreamEvent, RunItemStreamEvent, StreamEvent
-from django.utils.translation import gettext as _
 
 from django_agent_sessions.conf import app_settings
-from django_agent_sessions.websocket import paused
 from django_agent_sessions.websocket.outcomes import (
-    CANCELLED,
-    COMPLETED,
-    FAILED,
     WAITING,
     Outcome,
-    describe_error,
-    jsonable,
-    usage_dict,
+    settle,
+    terminal,
 )
 from django_agent_sessions.websocket.wire import display_run_item, frame_size
 
@@ -43,9 +38,9 @@ logger = logging.getLogger(__name__)
 _TEXT_DELTAS = {"response.output_text.delta", "response.refusal.delta"}
 
 
+@dataclass
 class _End:
-    def __init__(self, error: BaseException | None = None) -> None:
-        self.error = error
+    error: BaseException | None = None
 
 
 class StreamedRun:
@@ -92,9 +87,13 @@ class StreamedRun:
         # The most a text.delta frame adds around its text (seq counted at ten digits).
         self._delta_envelope = frame_size(self._frame("text.delta", 10**9, delta=""))
         self._items: list[dict[str, Any]] = []
-        # The text of the current message already sent as deltas, in pieces: appending to
-        # one string attribute copies it each time (quadratic in a long reply; a 2 MiB
-        # run spent a quarter of its worker's CPU there).
+        self._item_seqs: list[int] = []  # each item's item.completed, for a catch-up
+        self._text_seq = 0  # of the last text.delta
+        # Tool outputs as model input, by call id: stored with a run that ends before the
+        # SDK saves them (``store.runs.finish``).
+        self.outputs: dict[str, Any] = {}
+        # The current message's text sent so far, in pieces: appending to one string
+        # copies it each time (a 2 MiB run spent a quarter of its worker's CPU there).
         self._streamed: list[str] = []
         self._pending = ""  # received, not yet sent
         self._flush_at = 0.0
@@ -115,6 +114,8 @@ class StreamedRun:
             "seq": self._seq,
             "items": list(self._items),
             "text": self._streamed_text(),
+            "item_seqs": list(self._item_seqs),
+            "text_seq": self._text_seq,
         }
 
     @property
@@ -134,8 +135,7 @@ class StreamedRun:
             user_item: dict[str, Any] = {"kind": "message", "role": "user", "text": self.text}
             if self.client_id:
                 user_item["client_id"] = self.client_id
-            self._items.append(user_item)
-            yield self._event("item.completed", item=user_item)
+            yield self._item_event(user_item)
             self._result = Runner.run_streamed(
                 self.agent,
                 self.text,
@@ -209,6 +209,9 @@ class StreamedRun:
                 self._add_delta(getattr(event.data, "delta", ""))
             return []
         if isinstance(event, RunItemStreamEvent):
+            if isinstance(event.item, ToolCallOutputItem):
+                output = event.item.to_input_item()
+                self.outputs[str(output.get("call_id", ""))] = output
             item = display_run_item(event.item)
             if not self._fits(frame_size(self._frame("item.completed", 10**9, item=item))):
                 self._over_budget = True
@@ -216,8 +219,7 @@ class StreamedRun:
             out = [self._flush()] if self._pending else []
             if item["kind"] == "message":
                 self._streamed.clear()
-            self._items.append(item)
-            out.append(self._event("item.completed", item=item))
+            out.append(self._item_event(item))
             return out
         return []  # agent updates: handoffs show up as items
 
@@ -231,7 +233,15 @@ class StreamedRun:
     def _flush(self) -> dict[str, Any]:
         delta, self._pending = self._pending, ""
         self._streamed.append(delta)
-        return self._event("text.delta", delta=delta)
+        event = self._event("text.delta", delta=delta)
+        self._text_seq = event["seq"]
+        return event
+
+    def _item_event(self, item: dict[str, Any]) -> dict[str, Any]:
+        event = self._event("item.completed", item=item)
+        self._items.append(item)
+        self._item_seqs.append(event["seq"])
+        return event
 
     def _streamed_text(self) -> str:
         text = "".join(self._streamed)
@@ -248,65 +258,29 @@ class StreamedRun:
         return self._sent_bytes + pending + next_frame_bytes <= self.max_bytes
 
     def _finish(self, end: _End) -> dict[str, Any] | None:
-        outcome = self.outcome
-        if self._result is not None:
-            outcome.usage = self._result.context_wrapper.usage
-        if outcome.error_code == "run_too_large":
-            outcome.status = FAILED
-            outcome.error = f"The run streamed more than MAX_RUN_BYTES ({self.max_bytes})."
-            outcome.message = _("The reply was too long and was stopped.")
-        elif end.error is not None:
-            outcome.status = FAILED
-            outcome.error_code, outcome.message = describe_error(end.error)
-            outcome.error = f"{type(end.error).__name__}: {end.error}"
-            logger.error("Agent run %s failed.", self.run_id, exc_info=end.error)
-        elif self._cancel_requested:
-            outcome.status = CANCELLED
-        elif self._result.interruptions:
-            try:
-                outcome.state, outcome.calls = paused.pause(self._result)
-            except Exception as error:
-                outcome.status = FAILED
-                outcome.error_code, outcome.message = describe_error(error)
-                outcome.error = f"Could not store the paused run: {type(error).__name__}: {error}"
-                logger.exception("Run %s could not be paused for approvals.", self.run_id)
-            else:
-                outcome.status = WAITING
-                return None  # the run is not over: see approval_events()
-        else:
-            outcome.status = COMPLETED
-            outcome.final_output = jsonable(self._result.final_output)
-        return self.final_event()
+        settle(
+            self.outcome,
+            self._result,
+            end.error,
+            cancelled=self._cancel_requested,
+            max_bytes=self.max_bytes,
+            run_id=self.run_id,
+        )
+        # A paused run is not over: see approval_events().
+        return None if self.outcome.status == WAITING else self.final_event()
 
     def approval_events(self, expires_at: str) -> list[dict[str, Any]]:
         """One ``approval.requested`` per call the paused run waits for."""
+        requested = [(call.call_id, call.name, call.arguments) for call in self.outcome.calls]
         return [
-            self._event(
-                "approval.requested",
-                call_id=call.call_id,
-                name=call.name,
-                arguments=call.arguments,
-                expires_at=expires_at,
-            )
-            for call in self.outcome.calls
+            self._event("approval.requested", call_id=c, name=n, arguments=a, expires_at=expires_at)
+            for c, n, a in requested
         ]
 
     def final_event(self) -> dict[str, Any]:
         """The terminal event for ``outcome``: completed, cancelled or failed."""
-        outcome = self.outcome
-        if outcome.status == COMPLETED:
-            return self._event(
-                "run.completed",
-                final_output=outcome.final_output,
-                usage=usage_dict(outcome.usage),
-            )
-        if outcome.status == CANCELLED:
-            return self._event("run.cancelled")
-        error = {
-            "code": outcome.error_code or "agent_error",
-            "message": outcome.message or _("The agent failed to answer. Please try again."),
-        }
-        return self._event("run.failed", error=error)
+        type_, fields = terminal(self.outcome)
+        return self._event(type_, **fields)
 
     def _event(self, type_: str, **fields: Any) -> dict[str, Any]:
         self._seq += 1

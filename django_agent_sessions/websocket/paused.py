@@ -10,21 +10,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from agents import Agent, RunContextWrapper
 from agents.items import ToolApprovalItem
 from agents.run_state import RunState
 
-
-@dataclass(frozen=True)
-class RequestedCall:
-    """A tool call that needs approval, as the paused run reports it."""
-
-    call_id: str
-    name: str
-    arguments: str  # JSON text, as the model wrote it
+from django_agent_sessions.store.approvals import RequestedCall
 
 
 def _no_context(context: Any) -> Mapping[str, Any]:

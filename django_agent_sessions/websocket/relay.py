@@ -1,41 +1,43 @@
 """Relaying a conversation to one socket: the history frame on connect, a running run's
-catch-up, and the run's events, in order. A mixin of ``AgentSessionConsumer``.
-(Slightly longer than 300 lines: following runs of other workers is part of catching up.)
+catch-up, and the run's events, in order. The consumer owns one ``Relay`` and hands it
+the channel-layer messages of runs; the relay keeps its own state and only reads the
+socket's public attributes (its channel, layer, conversation and user) and sends on it.
+
+**Every tab sees the same sequence, whatever the number of workers**: ``run.started``,
+the run's events, one terminal event. A socket of another worker than the run's gets
+``run.started`` through the layer like any other; what the run published only in its
+own process before this socket followed it arrives next as the same events
+(``item.completed``, and the text so far as one ``text.delta``), rebuilt from the run's
+snapshot. Only a socket that connects mid-run gets the run in its ``history`` frame
+(``active_run``) instead of the run's earlier events.
 
 A run waiting for approvals is listed in the history frame (``pending_approvals``). While
 a socket shows one, it ends the run when it expires (every socket of the conversation
 does; the database lets one of them do it), so an open page sees the expiry without
 anybody acting; a page opened later ends it on connect.
 
-A socket that connects while a run is in flight (here or in another worker) asks the run
-where it is (``agent.catchup``) and holds the run's events until the answer
-(``agent.snapshot``) or a timeout, so nothing is shown twice and nothing is missed. A
-socket of another worker than the run's does the same when the run starts (``fanout``).
-Events are put back in order per run by ``ordering.Sequencer``; a gap that is not filled
-within ``GAP_TIMEOUT_SECONDS`` is skipped (the completed item repairs lost text).
+A socket that connects while a run is in flight asks the run where it is
+(``agent.catchup``) and holds the run's events until the answer (``agent.snapshot``) or a
+timeout, so nothing is shown twice and nothing is missed. Events are put back in order
+per run by ``ordering.Sequencer``; a gap that is not filled within
+``GAP_TIMEOUT_SECONDS`` is skipped (the completed item repairs lost text).
 """
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from django.utils import timezone
-from django.utils.translation import gettext as _
 
 from django_agent_sessions.conf import app_settings
-from django_agent_sessions.websocket import (
-    approvals,
-    fanout,
-    layer,
-    records,
-    runs,
-    waiting,
-    wire,
-)
+from django_agent_sessions.store import approvals as store_approvals
+from django_agent_sessions.store import pending
+from django_agent_sessions.store.conversations import History
+from django_agent_sessions.websocket import fanout, history, layer, lifecycle, runs
 from django_agent_sessions.websocket.ordering import Sequencer
-from django_agent_sessions.websocket.protocol import PROTOCOL_VERSION  # in every history frame
 
 CATCHUP_ATTEMPTS = 3
 _MAX_BUFFERED = 1000
@@ -43,51 +45,64 @@ _MAX_BUFFERED = 1000
 EXPIRY_MARGIN = 0.5
 
 
-class RelayMixin:
-    """History, catch-up and ordered relay of run events, for a websocket consumer."""
+class Socket(Protocol):
+    """What the relay reads of its socket."""
 
-    conversation_pk: int | None
     channel_layer: Any
     channel_name: str
-    _catchup_timer: asyncio.Task[None] | None = None
-    _catchup_attempts = 0
-    _awaiting_snapshot = False
-    # A run of another worker (id, seq of its start) that started during a catch-up.
-    _to_follow: tuple[str, int] | None = None
-    _expiry_timer: asyncio.Task[None] | None = None
+    conversation_pk: int | None
+    user: Any
+    send_json: Callable[..., Awaitable[None]]
 
-    if TYPE_CHECKING:  # provided by the consumer
-        user: Any
 
-        async def send_json(self, content: Any, close: bool = False) -> None: ...
+class Relay:
+    """History, catch-up and ordered relay of run events, for one socket."""
 
-    def start_relay(self) -> None:
-        self._sequencer = Sequencer()
+    def __init__(self, socket: Socket) -> None:
+        self.socket = socket
+        self.sequencer = Sequencer()
         self._gap_timers: dict[str, asyncio.Task[None]] = {}
         self._buffer: list[dict[str, Any]] | None = None  # while waiting for a snapshot
+        self._catchup_timer: asyncio.Task[None] | None = None
+        self._catchup_attempts = 0
+        self._awaiting_snapshot = False
+        # A run of another worker (id, seq of its start) that started during a catch-up.
+        self._to_follow: tuple[str, int] | None = None
+        # A run of another worker whose start this socket sent: its catch-up is events.
+        self._started_elsewhere: str | None = None
+        self._expiry_timer: asyncio.Task[None] | None = None
 
-    def stop_relay(self) -> None:
-        timers = [
-            self._catchup_timer,
-            self._expiry_timer,
-            *getattr(self, "_gap_timers", {}).values(),
-        ]
-        for timer in timers:
+    def stop(self) -> None:
+        for timer in [self._catchup_timer, self._expiry_timer, *self._gap_timers.values()]:
             if timer is not None:
                 timer.cancel()
+
+    @property
+    def _pk(self) -> int:
+        assert self.socket.conversation_pk is not None
+        return self.socket.conversation_pk
+
+    # History ---------------------------------------------------------------------
 
     async def send_history(self, *, unless_empty: bool = False) -> None:
         """The history frame, or a catch-up on the run in flight.
 
         ``unless_empty``: nothing when the conversation has no items and no run yet.
         """
-        assert self.conversation_pk is not None
         await self.expire_overdue()
-        history = await self._load_history(up_to_item_id=None)
-        if history.active_run_id is not None:
+        stored = await history.load(self._pk, up_to_item_id=None)
+        if stored.active_run_id is not None:
             return await self._catch_up()
-        if history.entries or not unless_empty:
-            await self._send_history_frame(history, None)
+        if stored.entries or not unless_empty:
+            await self._send_history_frame(stored, None)
+
+    async def _send_history_frame(self, stored: History, active_run: Any) -> None:
+        for call in await history.send_frame(self.socket.send_json, self._pk, stored, active_run):
+            # The waiting run's next events continue its numbering.
+            self.sequencer.expect(call.run_id, call.seq + 1)
+            self._watch_expiry(call.expires_at)
+
+    # Catching up on a run in flight --------------------------------------------------
 
     async def _catch_up(self) -> None:
         """A run is in flight (here or in another worker): ask it where it is, and hold
@@ -97,118 +112,70 @@ class RelayMixin:
         await self._ask_for_snapshot()
 
     async def _ask_for_snapshot(self) -> None:
-        assert self.conversation_pk is not None
         self._catchup_attempts += 1
         self._awaiting_snapshot = True
         await layer.retrying(
-            self.channel_layer.group_send,
-            runs.control_group_name(self.conversation_pk),
-            {"type": "agent.catchup", "reply_to": self.channel_name},
+            self.socket.channel_layer.group_send,
+            runs.control_group_name(self._pk),
+            {"type": "agent.catchup", "reply_to": self.socket.channel_name},
         )
         self._catchup_timer = asyncio.create_task(self._catchup_timeout())
 
-    async def _load_history(
-        self, up_to_item_id: int | None, before_id: int | None = None
-    ) -> records.History:
-        assert self.conversation_pk is not None
-        return await records.read_history(
-            self.conversation_pk,
-            up_to_item_id=up_to_item_id,
-            limit=app_settings.HISTORY_LIMIT,
-            max_chars=app_settings.HISTORY_MAX_BYTES,
-            before_id=before_id,
-        )
-
-    def _history_fields(self, history: records.History) -> dict[str, Any]:
-        """The items of a history frame or page, within ``HISTORY_MAX_BYTES``: the query
-        bounded the stored JSON's characters, this bounds the frame's bytes."""
-        items = wire.history_items(history.entries, history.runs)
-        has_more = history.has_more
-        budget = app_settings.HISTORY_MAX_BYTES
-        if budget is not None:
-            sizes = [wire.frame_size(item) + 1 for item in items]
-            total = sum(sizes)
-            while len(items) > 1 and total > budget:
-                total -= sizes.pop(0)
-                items.pop(0)
-                has_more = True
-        oldest = next((item["id"] for item in items if item.get("id") is not None), None)
-        return {"items": items, "has_more": has_more, "oldest_id": oldest}
-
-    async def _send_history_frame(self, history: records.History, active_run: Any) -> None:
-        assert self.conversation_pk is not None
-        pending = await approvals.pending_approvals(self.conversation_pk)
-        for call in pending:
-            # The waiting run's next events continue its numbering.
-            self._sequencer.expect(call.run_id, call.seq + 1)
-            self._watch_expiry(call.expires_at)
-        await self.send_json(
-            _history_frame(
-                self._history_fields(history),
-                last_item_id=history.entries[-1].id if history.entries else None,
-                active_run=active_run,
-                pending_approvals=[call.wire() for call in pending],
-            )
-        )
-
-    async def send_empty_history(self) -> None:
-        """The history frame of a conversation that does not exist yet."""
-        fields = {"items": [], "has_more": False, "oldest_id": None}
-        await self.send_json(
-            _history_frame(fields, last_item_id=None, active_run=None, pending_approvals=[])
-        )
-
-    async def send_older(self, before: Any) -> None:
-        """A ``history.page`` of the items older than the item id ``before``."""
-        if isinstance(before, bool) or not isinstance(before, int) or before < 1:
-            await self.send_json(
-                {
-                    "type": "error",
-                    "code": "invalid_frame",
-                    "message": _("before must be an item id."),
-                }
-            )
-            return
-        if self.conversation_pk is None:  # not created yet: nothing is older
-            page = {"items": [], "has_more": False, "oldest_id": None}
-            await self.send_json({"type": "history.page", "before": before, **page})
-            return
-        history = await self._load_history(up_to_item_id=None, before_id=before)
-        await self.send_json(
-            {"type": "history.page", "before": before, **self._history_fields(history)}
-        )
-
-    async def agent_snapshot(self, message: dict[str, Any]) -> None:
-        snapshot = message["snapshot"]
+    async def on_snapshot(self, snapshot: dict[str, Any]) -> None:
         self._awaiting_snapshot = False
-        if self._buffer is None and not self._sequencer.is_behind(
-            snapshot["run_id"], snapshot["seq"]
-        ):
+        run_id, seq = snapshot["run_id"], snapshot["seq"]
+        if self._buffer is None and not self.sequencer.is_behind(run_id, seq):
             return  # a second answer, or one the socket no longer needs
-        history = await self._load_history(up_to_item_id=snapshot.pop("history_item_id"))
-        self._sequencer.expect(snapshot["run_id"], snapshot["seq"] + 1)
-        await self._send_history_frame(history, snapshot)
+        if run_id == self._started_elsewhere:
+            self._started_elsewhere = None
+            await self._send_missed_events(snapshot)
+        else:
+            stored = await history.load(self._pk, up_to_item_id=snapshot["history_item_id"])
+            active_run = {key: snapshot[key] for key in ("run_id", "seq", "items", "text")}
+            await self._send_history_frame(stored, active_run)
+        self.sequencer.expect(run_id, seq + 1)
         await self._flush_buffer()
+
+    async def _send_missed_events(self, snapshot: dict[str, Any]) -> None:
+        """The events a run published before this socket followed it, from its snapshot:
+        its items, then the text so far of its current message as one delta."""
+        run_id = snapshot["run_id"]
+        missed: list[dict[str, Any]] = [
+            {"type": "item.completed", "run_id": run_id, "seq": seq, "item": item}
+            for item, seq in zip(snapshot["items"], snapshot["item_seqs"], strict=True)
+        ]
+        if snapshot["text"]:
+            text_seq = snapshot["text_seq"]
+            missed.append(
+                {"type": "text.delta", "run_id": run_id, "seq": text_seq, "delta": snapshot["text"]}
+            )
+        for event in sorted(missed, key=lambda event: int(event["seq"])):
+            if self.sequencer.is_behind(run_id, event["seq"]):
+                self.sequencer.expect(run_id, event["seq"] + 1)
+                await self.socket.send_json(event)
 
     async def _catchup_timeout(self) -> None:
         await asyncio.sleep(float(app_settings.CATCHUP_TIMEOUT_SECONDS))
         await layer.retrying(
-            self.channel_layer.send, self.channel_name, {"type": "agent.catchup_timeout"}
+            self.socket.channel_layer.send,
+            self.socket.channel_name,
+            {"type": "agent.catchup_timeout"},
         )
 
-    async def agent_catchup_timeout(self, message: dict[str, Any]) -> None:
+    async def on_catchup_timeout(self) -> None:
         if not self._awaiting_snapshot:
             return
         # The run did not answer: it ended meanwhile, its worker is gone or busy, or a
         # message was lost. The page gets the history now; while the run is still going
         # it is asked again, and a late answer still brings the page up to date (a run
         # of another worker is followed only once it answers).
-        history = await self._load_history(up_to_item_id=None)
-        active = None if history.active_run_id is None else {"run_id": history.active_run_id}
+        stored = await history.load(self._pk, up_to_item_id=None)
+        active = None if stored.active_run_id is None else {"run_id": stored.active_run_id}
         if self._buffer is not None:
             if active is None:
                 self._buffer = []  # all of it is in the history just read
-            await self._send_history_frame(history, active)
+            self._started_elsewhere = None
+            await self._send_history_frame(stored, active)
             await self._flush_buffer()
         self._awaiting_snapshot = False
         if active is not None and self._catchup_attempts < CATCHUP_ATTEMPTS:
@@ -219,39 +186,23 @@ class RelayMixin:
         follow, self._to_follow = self._to_follow, None
         for event in buffered:
             await self._relay(event)
-        if follow is not None and self._sequencer.is_behind(*follow):
-            await self._follow(*follow)  # it started while an earlier run was caught up on
+        if follow is not None and self.sequencer.is_behind(*follow):
+            await self._catch_up()  # it started while an earlier run was caught up on
 
-    def _missed_before(self, message: dict[str, Any]) -> bool:
-        event = message["event"]
-        return (
-            message.get("followed") is False
-            and isinstance(event.get("seq"), int)
-            and self._sequencer.is_behind(str(event["run_id"]), event["seq"] - 1)
-        )
+    # A run's events, through the channel layer -----------------------------------
 
-    async def _follow(self, run_id: str, start_seq: int) -> None:
-        """A run of another worker, publishing its events only there: catching up makes it
-        publish every later one through the layer (see ``fanout``)."""
-        if self._buffer is not None:
-            self._to_follow = (run_id, start_seq)  # after the catch-up in progress
-            return
-        await self._catch_up()
-
-    # Messages from runs, through the channel layer --------------------------------
-
-    async def agent_event(self, message: dict[str, Any]) -> None:
+    async def on_event(self, message: dict[str, Any]) -> None:
         if fanout.from_this_process(message):
             return  # the run handed it to this socket's inbox already
         event = message["event"]
-        if fanout.asks_to_follow(message) and self._sequencer.is_behind(
-            event["run_id"], event["seq"]
-        ):  # (not a copy of a start this socket has had; a resumed run starts again)
-            await self._follow(event["run_id"], event["seq"])
-        elif self._buffer is None and self._missed_before(message):
+        run_id = event.get("run_id")
+        if fanout.asks_to_follow(message) and self.sequencer.is_behind(run_id, event["seq"]):
+            # (not a copy of a start this socket has had; a resumed run starts again)
+            return await self._follow(event)
+        if self._buffer is None and self._missed_before(message):
             # The end (or the approval requests) of a run of another worker that this
             # socket never managed to follow: what the run stored is the page's state.
-            self._sequencer.expect(event["run_id"], event["seq"] + 1)
+            self.sequencer.expect(run_id, event["seq"] + 1)
             return await self.send_history()
         if event.get("type") == "approval.requested":
             self._watch_expiry(event.get("expires_at"))
@@ -264,31 +215,51 @@ class RelayMixin:
             return
         await self._relay(event)
 
+    async def _follow(self, start: dict[str, Any]) -> None:
+        """A run of another worker, publishing its events only there: its start is sent
+        as it is, then catching up makes it publish every later event through the layer
+        (see ``fanout``) and brings what it published before as events."""
+        run_id, seq = start["run_id"], start["seq"]
+        if self._buffer is not None:
+            self._to_follow = (run_id, seq)  # after the catch-up in progress
+            return
+        self.sequencer.expect(run_id, seq)
+        await self._relay(start)
+        self._started_elsewhere = run_id
+        await self._catch_up()
+
+    def _missed_before(self, message: dict[str, Any]) -> bool:
+        event = message["event"]
+        return (
+            message.get("followed") is False
+            and isinstance(event.get("seq"), int)
+            and self.sequencer.is_behind(str(event["run_id"]), event["seq"] - 1)
+        )
+
     async def _relay(self, event: dict[str, Any]) -> None:
-        for ready in self._sequencer.push(event):
-            await self.send_json(ready)
+        for ready in self.sequencer.push(event):
+            await self.socket.send_json(ready)
         run_id = str(event.get("run_id", ""))
-        if self._sequencer.has_gap(run_id) and run_id not in self._gap_timers:
+        if self.sequencer.has_gap(run_id) and run_id not in self._gap_timers:
             self._gap_timers[run_id] = asyncio.create_task(self._close_gap(run_id))
 
     async def _close_gap(self, run_id: str) -> None:
         """An event is late or lost: wait a little for it, then go on without it."""
         await asyncio.sleep(float(app_settings.GAP_TIMEOUT_SECONDS))
         del self._gap_timers[run_id]
-        for ready in self._sequencer.give_up_gap(run_id):
-            await self.send_json(ready)
+        for ready in self.sequencer.give_up_gap(run_id):
+            await self.socket.send_json(ready)
 
     # Expiry of a run waiting for approvals -----------------------------------------
 
     async def expire_overdue(self) -> None:
         """End the conversation's waiting run if it is past its expiry."""
-        assert self.conversation_pk is not None
-        if await approvals.overdue(self.conversation_pk):
-            await waiting.end_waiting_run(
-                self.conversation_pk,
-                reason=approvals.EXPIRED,
-                channel_layer=self.channel_layer,
-                user=self.user,
+        if await pending.overdue(self._pk):
+            await lifecycle.end_waiting(
+                self.socket.channel_layer,
+                self._pk,
+                reason=store_approvals.EXPIRED,
+                user=self.socket.user,
                 only_overdue=True,
             )
 
@@ -304,29 +275,10 @@ class RelayMixin:
 
     async def _expire_later(self, delay: float) -> None:
         await asyncio.sleep(delay)
-        await layer.retrying(self.channel_layer.send, self.channel_name, {"type": "agent.expire"})
+        await layer.retrying(
+            self.socket.channel_layer.send, self.socket.channel_name, {"type": "agent.expire"}
+        )
 
-    async def agent_expire(self, message: dict[str, Any]) -> None:
+    async def on_expire(self) -> None:
         self._expiry_timer = None
         await self.expire_overdue()
-
-    async def agent_presence(self, message: dict[str, Any]) -> None:
-        await layer.retrying(self.channel_layer.send, message["reply_to"], {"type": "agent.here"})
-
-
-def _history_frame(
-    fields: dict[str, Any],
-    *,
-    last_item_id: int | None,
-    active_run: Any,
-    pending_approvals: list[dict[str, Any]],
-) -> dict[str, Any]:
-    """The ``history`` frame: ``fields`` are its items, ``has_more`` and ``oldest_id``."""
-    return {
-        "type": "history",
-        "protocol": PROTOCOL_VERSION,
-        **fields,
-        "last_item_id": last_item_id,
-        "active_run": active_run,
-        "pending_approvals": pending_approvals,
-    }

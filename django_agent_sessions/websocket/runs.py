@@ -1,10 +1,11 @@
 """Active runs: a ``StreamedRun`` as an asyncio task, published to the session's sockets.
-(Longer than 300 lines: parking a run that waits for approvals ends its task here.)
 
-No websocket code. A run publishes its wire events to every socket watching the
-conversation, in any worker process: directly to those of its own process, and through
-the conversation's channel-layer group to the others (``fanout``). The run itself
-listens on a second, "control" group of the conversation for:
+No websocket code and no decisions about a run's life (``lifecycle`` makes those: it
+starts the task, and pauses or ends the run when the stream is over). A run publishes
+its wire events to every socket watching the conversation, in any worker process:
+directly to those of its own process, and through the conversation's channel-layer group
+to the others (``fanout``). The run itself listens on a second, "control" group of the
+conversation for:
 
 - ``agent.cancel``: a socket asked to stop the run (from any process);
 - ``agent.catchup``: a socket joined mid-run and wants a snapshot (``agent.snapshot``);
@@ -14,7 +15,7 @@ listens on a second, "control" group of the conversation for:
   itself if nobody answers (``agent.here``) within ``PRESENCE_TIMEOUT_SECONDS``.
 
 Group names are derived from the conversation's primary key, never from the id the
-client sent. Every database operation is one hop, through ``records``.
+client sent.
 """
 
 from __future__ import annotations
@@ -24,27 +25,19 @@ import hashlib
 import logging
 import uuid
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any
 
 from agents import Agent
 
-from django_agent_sessions import signals
 from django_agent_sessions.conf import app_settings
-from django_agent_sessions.models import AgentRun
 from django_agent_sessions.serialization import valid_unicode
-from django_agent_sessions.websocket import approvals, fanout, layer, records
+from django_agent_sessions.store import runs as store_runs
+from django_agent_sessions.websocket import fanout, layer
 from django_agent_sessions.websocket.events import StreamedRun
-from django_agent_sessions.websocket.outcomes import (
-    CANCELLED,
-    COMPLETED,
-    FAILED,
-    WAITING,
-    usage_dict,
-)
+from django_agent_sessions.websocket.outcomes import FAILED
 
 logger = logging.getLogger(__name__)
 
-_T = TypeVar("_T")
 TERMINAL_EVENTS = frozenset({"run.completed", "run.cancelled", "run.failed"})
 # Events that go through the channel layer even when no other worker follows the run:
 # its start (another worker's socket then asks to follow), its end and its requests.
@@ -98,7 +91,7 @@ class ActiveRun:
     def __init__(
         self,
         streamed: StreamedRun,
-        started: records.StartedRun,
+        started: store_runs.StartedRun,
         *,
         session_pk: int,
         channel_layer: Any,
@@ -123,7 +116,14 @@ class ActiveRun:
     def run_id(self) -> str:
         return self.started.run_id
 
-    async def start(self) -> None:
+    @property
+    def followed(self) -> bool:
+        """Whether a socket of another worker follows the run's every event."""
+        return self._followed
+
+    async def join(self) -> None:
+        """Listen for control messages and keep the lease; from now on a ``cancel``
+        reaches the run, even before its task starts."""
         # A channel of its own, not one from new_channel(): channels_redis multiplexes
         # a process's new_channel() channels over one blocking receive, and cancelling
         # a receive there (as this listener is, when the run ends) can drop a message
@@ -137,7 +137,16 @@ class ActiveRun:
             asyncio.create_task(self._listen()),
             asyncio.create_task(self._keep_lease()),
         ]
-        self.task = asyncio.create_task(self._run())
+
+    async def leave(self) -> None:
+        """Stop listening and renewing: the run's end is recorded, or it waits."""
+        for helper in self._helpers:
+            helper.cancel()
+        if _local_runs.get(self.session_pk) is self:
+            del _local_runs[self.session_pk]
+        await layer.retrying(
+            self.layer.group_discard, control_group_name(self.session_pk), self._channel
+        )
 
     def cancel(self) -> None:
         self.streamed.cancel()
@@ -145,7 +154,9 @@ class ActiveRun:
     def snapshot(self) -> dict[str, Any]:
         return {**self.streamed.snapshot(), "history_item_id": self.started.history_item_id}
 
-    async def _run(self) -> None:
+    async def stream(self) -> dict[str, Any] | None:
+        """Publish the run's events as they come; its terminal event, or None when it
+        stopped without one (it waits for approvals, was cancelled, or publishing failed)."""
         terminal: dict[str, Any] | None = None
         stream = self.streamed.events()
         try:
@@ -155,7 +166,7 @@ class ActiveRun:
                 else:
                     # run.started twice, as the end: a socket of another worker that
                     # misses it would not follow the run (sockets drop the copy by seq).
-                    await self._publish(event, copies=2 if event["type"] == "run.started" else 1)
+                    await self.publish(event, copies=2 if event["type"] == "run.started" else 1)
         except Exception:
             logger.exception("Publishing run %s failed; the run was stopped.", self.run_id)
             self.streamed.outcome.status = FAILED
@@ -164,94 +175,9 @@ class ActiveRun:
             # Stops the SDK run if it is still going (this task was cancelled, e.g. at
             # worker shutdown, or publishing failed) and lets its last write settle.
             await stream.aclose()
-            await self._finish(terminal)
+        return terminal
 
-    async def _finish(self, terminal: dict[str, Any] | None) -> None:
-        for helper in self._helpers:
-            helper.cancel()
-        outcome = self.streamed.outcome
-        if terminal is None and outcome.status == WAITING:
-            if await self._pause():
-                return
-            outcome.status, outcome.error = FAILED, "The paused run could not be stored."
-        if terminal is None:
-            # Publishing failed (error set above), or this task was cancelled, e.g. when
-            # the worker shuts down: the run stopped before its own end.
-            outcome.status = FAILED if outcome.error else CANCELLED
-            terminal = self.streamed.final_event()
-        usage = outcome.usage
-        record = None
-        try:
-            # Finished before the terminal event goes out, so a client that starts the
-            # next run as soon as it sees it is never told "busy".
-            record = await records.finish_run(
-                self.started.pk,
-                status=outcome.status,
-                usage=usage,
-                error=outcome.error,
-                error_code=terminal.get("error", {}).get("code", ""),
-                # What the sockets were shown of a reply that was never saved: history
-                # shows it, with the run's status, after a reload.
-                partial_text=""
-                if outcome.status == COMPLETED
-                else self.streamed.snapshot()["text"],
-            )
-        except Exception:
-            logger.exception("Could not record the end of run %s.", self.run_id)
-        finally:
-            if _local_runs.get(self.session_pk) is self:
-                del _local_runs[self.session_pk]
-        try:
-            await layer.retrying(
-                self.layer.group_discard, control_group_name(self.session_pk), self._channel
-            )
-            # Twice through the layer: it delivers at most once (channels_redis can
-            # lose a message when another socket of the same process disconnects while
-            # receiving), and a page that misses the end of a run waits forever. Sockets
-            # drop the copy by its seq.
-            await self._publish(terminal, copies=2)
-        except Exception:
-            logger.exception("Could not publish the end of run %s.", self.run_id)
-        if record is not None:
-            await send_run_finished(record, usage_dict(usage), self.user)
-
-    async def _pause(self) -> bool:
-        """Park the run in the database until its calls are decided and publish the
-        requests. The task then ends: a waiting run holds no task or connection."""
-        outcome = self.streamed.outcome
-        # Numbered before they are stored, so the record knows the last seq sent.
-        events = self.streamed.approval_events(expires_at="")
-        try:
-            expires = await approvals.pause_run(
-                self.started.pk,
-                state=outcome.state,
-                seq=self.streamed.seq,
-                calls=outcome.calls,
-                usage=usage_dict(outcome.usage),
-            )
-        except Exception:
-            logger.exception("Could not store run %s while it waits for approval.", self.run_id)
-            return False
-        finally:
-            if _local_runs.get(self.session_pk) is self:
-                del _local_runs[self.session_pk]
-        if expires is None:
-            logger.warning("Run %s was taken over before it could wait.", self.run_id)
-            return True
-        try:
-            await layer.retrying(
-                self.layer.group_discard, control_group_name(self.session_pk), self._channel
-            )
-            for event in events:
-                event["expires_at"] = expires.isoformat()
-            # Twice, as the end of a run: a page that misses one shows no buttons.
-            for event in events:
-                await self._publish(event, copies=2)
-        except Exception:
-            logger.exception("Could not publish the approval requests of run %s.", self.run_id)
-        return True
-
-    async def _publish(self, event: dict[str, Any], *, copies: int = 1) -> None:
+    async def publish(self, event: dict[str, Any], *, copies: int = 1) -> None:
         """To this process's sockets directly, and through the layer what other workers
         need: every event once one of their sockets follows the run (see ``fanout``)."""
         if self._followed or event["type"] in _ANNOUNCED:
@@ -326,7 +252,7 @@ class ActiveRun:
         while True:
             await asyncio.sleep(lease / 3)
             try:
-                still_ours = await records.renew_lease(self.started.pk, lease_seconds=lease)
+                still_ours = await store_runs.renew_lease(self.started.pk, lease_seconds=lease)
             except Exception:
                 logger.exception("Could not renew the lease of run %s.", self.run_id)
                 continue
@@ -334,69 +260,3 @@ class ActiveRun:
                 logger.warning("Run %s was taken over by another worker; stopping.", self.run_id)
                 self.cancel()
                 return
-
-
-async def launch_run(request: RunRequest, *, channel_layer: Any) -> ActiveRun | None:
-    """Record and start a run; None if the conversation already has one running.
-
-    The record comes first: its id is the run's id on the wire from the first event on.
-    """
-    agent_name = request.agent.name
-    started = await records.start_run(
-        request.conversation_pk,
-        agent_name=agent_name,
-        lease_seconds=float(app_settings.RUN_LEASE_SECONDS),
-        client_id=request.client_id,
-    )
-    if started is None:
-        return None
-    streamed = StreamedRun(
-        request.agent,
-        request.text,
-        run_id=started.run_id,
-        session=request.session,
-        context=request.context,
-        flush_seconds=app_settings.DELTA_FLUSH_SECONDS,
-        flush_bytes=app_settings.DELTA_FLUSH_BYTES,
-        max_bytes=app_settings.MAX_RUN_BYTES,
-        client_id=request.client_id,
-    )
-    active = ActiveRun(
-        streamed,
-        started,
-        session_pk=request.conversation_pk,
-        channel_layer=channel_layer,
-        user=request.user,
-    )
-    await send_robust(
-        signals.run_started,
-        run_id=started.run_id,
-        session_id=request.session_id,
-        agent_name=agent_name,
-        user=request.user,
-        resumed=False,
-    )
-    await active.start()
-    return active
-
-
-async def send_run_finished(record: AgentRun, usage: dict[str, int], user: Any) -> None:
-    """``run_finished``; for a run that waited, with how each call was decided."""
-    decided: list[dict[str, Any]] = []
-    if record.waited_at is not None:
-        decided = await approvals.summary(record.pk)
-        if not any(usage.values()):  # ended while waiting: the usage stored at the pause
-            usage = {
-                "requests": record.requests,
-                "input_tokens": record.input_tokens,
-                "output_tokens": record.output_tokens,
-                "total_tokens": record.total_tokens,
-            }
-    await send_robust(signals.run_finished, run=record, usage=usage, user=user, approvals=decided)
-
-
-async def send_robust(signal: Any, **kwargs: Any) -> None:
-    responses = await signal.asend_robust(sender=AgentRun, **kwargs)
-    for receiver, response in responses:
-        if isinstance(response, Exception):
-            logger.error("A %s receiver failed: %r", receiver, response, exc_info=response)

@@ -31,7 +31,10 @@ from django_agent_sessions.items import ItemView, describe
 from django_agent_sessions.rendering import render_markdown
 from django_agent_sessions.serialization import is_valid_unicode as is_valid_unicode
 from django_agent_sessions.serialization import valid_unicode
-from django_agent_sessions.websocket.protocol import ROLES
+from django_agent_sessions.websocket.protocol import (
+    PROTOCOL_VERSION,  # in every history
+    ROLES,
+)
 
 
 def display_item(item: Mapping[str, Any]) -> dict[str, Any]:
@@ -159,3 +162,37 @@ def frame_text(frame: Any) -> str:
 def frame_size(frame: Any) -> int:
     """Bytes a frame takes on the socket (what ``MAX_RUN_BYTES`` counts)."""
     return len(frame_text(frame).encode("utf-8", "replace"))
+
+
+def history_fields(history: Any, max_bytes: int | None) -> dict[str, Any]:
+    """The items of a history frame or page, within ``max_bytes``: the query bounded the
+    stored JSON's characters, this bounds the frame's bytes."""
+    items = history_items(history.entries, history.runs)
+    has_more = history.has_more
+    if max_bytes is not None:
+        sizes = [frame_size(item) + 1 for item in items]
+        total = sum(sizes)
+        while len(items) > 1 and total > max_bytes:
+            total -= sizes.pop(0)
+            items.pop(0)
+            has_more = True
+    oldest = next((item["id"] for item in items if item.get("id") is not None), None)
+    return {"items": items, "has_more": has_more, "oldest_id": oldest}
+
+
+def history_frame(
+    fields: dict[str, Any],
+    *,
+    last_item_id: int | None,
+    active_run: Any,
+    pending_approvals: list[dict[str, Any]],
+) -> dict[str, Any]:
+    """The ``history`` frame: ``fields`` are its items, ``has_more`` and ``oldest_id``."""
+    return {
+        "type": "history",
+        "protocol": PROTOCOL_VERSION,
+        **fields,
+        "last_item_id": last_item_id,
+        "active_run": active_run,
+        "pending_approvals": pending_approvals,
+    }

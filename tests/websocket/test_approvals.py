@@ -18,7 +18,9 @@ from django.utils import timezone
 
 from django_agent_sessions import DjangoSession
 from django_agent_sessions.models import AgentRun, AgentSession, ToolApproval
-from django_agent_sessions.websocket import approvals, paused, records
+from django_agent_sessions.store import approvals, pending
+from django_agent_sessions.store import runs as store_runs
+from django_agent_sessions.websocket import paused
 from tests.approval_agent import payment_agent, two_payments
 from tests.processes import REPO_ROOT, worker_env
 
@@ -26,10 +28,10 @@ pytestmark = pytest.mark.django_db(transaction=True)
 LEASE = 60.0
 
 
-def _interrupted_run(session_id: str) -> tuple[int, int, list[paused.RequestedCall]]:
+def _interrupted_run(session_id: str) -> tuple[int, int, list[approvals.RequestedCall]]:
     """Runs the payment agent until it stops on two calls; pauses its record."""
     session = AgentSession.objects.create(session_id=session_id)
-    started = records._start_run(session.pk, "Payments", LEASE)
+    started = store_runs.start.sync(session.pk, agent_name="Payments", lease_seconds=LEASE)
     assert started is not None
 
     async def run() -> Any:
@@ -43,13 +45,15 @@ def _interrupted_run(session_id: str) -> tuple[int, int, list[paused.RequestedCa
     result = async_to_sync(run)()
     assert [item.tool_name for item in result.interruptions] == ["send_payment"] * 2
     state, calls = paused.pause(result)
-    expires = approvals._pause_run(started.pk, state=state, seq=7, calls=calls, usage={})
+    expires = approvals.pause.sync(
+        started.pk, state=state, seq=7, calls=calls, usage={}, timeout=timedelta(hours=1)
+    )
     assert expires is not None
     return session.pk, started.pk, calls
 
 
 def _decide(session_pk: int, call_id: str, approve: bool, **kw: Any) -> approvals.Decided | None:
-    return approvals._decide(
+    return approvals.decide.sync(
         session_pk,
         call_id,
         approve=approve,
@@ -73,7 +77,7 @@ def test_a_paused_run_resumes_in_a_fresh_process(session_id: str, make_user: Cal
     assert run.state
     assert run.event_seq == 7
     assert run.waited_at
-    assert [p.call_id for p in approvals._pending_approvals(session_pk)] == ["call-ann", "call-bob"]
+    assert [p.call_id for p in pending.pending.sync(session_pk)] == ["call-ann", "call-bob"]
 
     # Decided one by one, in any order; the last decision claims the run.
     first = _decide(session_pk, "call-bob", False, message="Bob is not a payee", user_id=user.pk)
@@ -214,18 +218,24 @@ def test_concurrent_last_decisions_resume_exactly_once(session_id: str) -> None:
 
 def test_a_waiting_run_holds_the_conversation(session_id: str) -> None:
     session_pk, _, _ = _interrupted_run(session_id)
-    assert records._start_run(session_pk, "x", LEASE) is None
+    assert store_runs.start.sync(session_pk, agent_name="x", lease_seconds=LEASE) is None
 
 
 def test_an_expired_run_is_cancelled_with_its_calls_rejected(session_id: str) -> None:
     session_pk, run_pk, _ = _interrupted_run(session_id)
-    assert approvals._end_waiting(session_pk, reason="expired", only_overdue=True) is None
+    assert approvals.end_waiting.sync(session_pk, reason="expired", only_overdue=True) is None
     AgentRun.objects.filter(pk=run_pk).update(
         approval_expires_at=timezone.now() - timedelta(seconds=1)
     )
-    assert approvals._overdue(session_pk)
-    # A decision that arrives too late counts for nothing; the run is ended.
+    assert pending.overdue.sync(session_pk)
+    # A decision that arrives too late counts for nothing and writes nothing: ending the
+    # run is the expiry's (lifecycle.end_waiting tells every tab and run_finished).
     assert _decide(session_pk, "call-ann", True) is None
+    assert AgentRun.objects.get(pk=run_pk).status == "waiting"
+    assert not ToolApproval.objects.filter(run_id=run_pk, decision__isnull=False).exists()
+    ended = approvals.end_waiting.sync(session_pk, reason="expired", only_overdue=True)
+    assert ended is not None
+    assert sorted(ended.call_ids) == ["call-ann", "call-bob"]
     run = AgentRun.objects.get(pk=run_pk)
     assert run.status == "cancelled"
     assert run.state == ""
@@ -241,17 +251,17 @@ def test_an_expired_run_is_cancelled_with_its_calls_rejected(session_id: str) ->
         ("call-bob", approvals.REJECTION_OUTPUT),
     ]
     # The conversation is free again.
-    assert records._start_run(session_pk, "x", LEASE) is not None
+    assert store_runs.start.sync(session_pk, agent_name="x", lease_seconds=LEASE) is not None
 
 
 def test_cancel_ends_a_waiting_run_once(session_id: str) -> None:
     session_pk, run_pk, _ = _interrupted_run(session_id)
     _decide(session_pk, "call-ann", True)
-    ended = approvals._end_waiting(session_pk, reason="cancelled")
+    ended = approvals.end_waiting.sync(session_pk, reason="cancelled")
     assert ended is not None
     assert ended.call_ids == ["call-bob"]
     assert ended.seq == 7
-    assert approvals._end_waiting(session_pk, reason="cancelled") is None
+    assert approvals.end_waiting.sync(session_pk, reason="cancelled") is None
     rows = {r.call_id: (r.decision, r.reason) for r in ToolApproval.objects.filter(run_id=run_pk)}
     assert rows == {"call-ann": ("approved", ""), "call-bob": ("rejected", "cancelled")}
     outputs = [i for i in _stored(session_id) if i.get("type") == "function_call_output"]

@@ -205,3 +205,62 @@ def test_the_asking_worker_is_killed_while_the_run_waits(workers, make_user, ses
 
     asyncio.run(decide_after_reload())
     _history_once(session_id)
+
+
+async def _until_end(client: Client) -> dict[str, Any]:
+    while True:
+        frame = json.loads(await asyncio.wait_for(client.connection.recv(), 20))
+        client.frames.append(frame)
+        if frame["type"] in {"run.completed", "run.cancelled", "run.failed"}:
+            return frame
+
+
+def _every_call_has_its_output(conversation: str) -> None:
+    rows = SessionItem.objects.filter(session__session_id=conversation)
+    calls = sorted(rows.filter(item_type="function_call").values_list("call_id", flat=True))
+    outputs = rows.filter(item_type="function_call_output").values_list("call_id", flat=True)
+    assert calls == ["call-ann", "call-bob"]
+    assert sorted(outputs) == calls, conversation
+
+
+def test_approve_and_stop_at_once_on_two_workers(workers, make_user, session_id, settings):
+    """The last decision on one worker and Stop on the other, sent at the same instant,
+    round after round: no deadlock, no socket closed with 1011, each round ends one way
+    for both tabs (completed, or cancelled), and the history stays valid."""
+    cookie = login_cookie(make_user("alice")).decode()
+    worker_a, worker_b = workers
+    rounds = 50 if settings.TEST_DB == "postgres" else 10
+
+    async def one_round(conversation: str) -> str:
+        deciding, _ = await _open(worker_a, conversation, cookie)
+        stopping, _ = await _open(worker_b, conversation, cookie)
+        await deciding.send({"type": "user_message", "text": "pay Ann and Bob"})
+        for client in (deciding, stopping):
+            requested = await client.until("approval.requested", 2)
+        await deciding.send({"type": "approval", "call_id": "call-bob", "approve": False})
+        for client in (deciding, stopping):
+            await client.until("approval.resolved")
+        await asyncio.gather(
+            deciding.send({"type": "approval", "call_id": "call-ann", "approve": True}),
+            stopping.send({"type": "cancel", "run_id": requested[-1]["run_id"]}),
+        )
+        ends = [(await _until_end(client))["type"] for client in (deciding, stopping)]
+        assert ends[0] == ends[1], ends
+        for client in (deciding, stopping):
+            await client.connection.close()
+            assert client.connection.close_code == 1000, client.connection.close_code
+        return ends[0]
+
+    async def scenario() -> list[str]:
+        return [await one_round(f"{session_id}-{n}") for n in range(rounds)]
+
+    outcomes = asyncio.run(scenario())
+    assert set(outcomes) <= {"run.completed", "run.cancelled"}, outcomes
+    for n, outcome in enumerate(outcomes):
+        conversation = f"{session_id}-{n}"
+        _every_call_has_its_output(conversation)
+        status = AgentRun.objects.get(session__session_id=conversation).status
+        assert status == outcome.removeprefix("run."), (n, status, outcome)
+    for worker in workers:
+        assert "deadlock" not in worker.log().lower(), worker.log()
+        assert "Traceback" not in worker.log(), worker.log()

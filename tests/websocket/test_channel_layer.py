@@ -13,7 +13,7 @@ import pytest
 from django_agent_sessions.models import AgentRun, AgentSession
 from tests.processes import REPO_ROOT, worker_env
 from tests.remote_run import REPLY
-from tests.websockets import Socket, login_cookie, text_of
+from tests.websockets import Socket, login_cookie, of_type, text_of
 
 pytestmark = [
     pytest.mark.django_db(transaction=True),
@@ -83,11 +83,12 @@ async def test_a_run_in_another_process_reaches_catches_up_and_cancels(
             worker.kill()
             out, err = await worker.communicate()
             raise AssertionError(f"no frame; worker said: {out!r} {err.decode()}") from None
-        # The run's run.started made this socket follow it: a history frame with the run
-        # in flight, then its events through the layer.
-        assert followed["type"] == "history"
-        started = followed["active_run"]
+        # The run's run.started reaches this socket as on the run's own worker, and makes
+        # it follow the run: what it missed meanwhile comes as events, then the rest.
+        assert followed["type"] == "run.started"
+        started = followed
         before = await watching.until("text.delta")
+        assert of_type(before, "item.completed")[0]["item"]["role"] == "user"
         await watching.until("text.delta")
 
         late = Socket(session_id, alice_cookie)
@@ -142,7 +143,7 @@ async def test_the_last_socket_leaving_stops_a_run_in_another_process(
     await watching.open()
     worker = await start_remote_run(session_id, redis_prefix)
     try:
-        assert (await watching.receive(timeout=30))["active_run"] is not None  # following it
+        assert (await watching.receive(timeout=30))["type"] == "run.started"  # following it
         await watching.until("text.delta")
         await watching.close()  # the run's worker has no socket of its own
         out, err = await asyncio.wait_for(worker.communicate(), 10)

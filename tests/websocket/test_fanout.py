@@ -27,8 +27,9 @@ from django.utils import timezone
 
 from django_agent_sessions.conf import app_settings
 from django_agent_sessions.models import AgentRun, AgentSession
-from django_agent_sessions.websocket import fanout, inbox, runs
+from django_agent_sessions.websocket import fanout, runs, socket_io
 from django_agent_sessions.websocket.consumer import AgentSessionConsumer
+from django_agent_sessions.websocket.socket_io import SocketIO
 from tests import chat_agent
 from tests.scripted import streamed_reply
 from tests.websockets import ORIGIN, Socket, text_of
@@ -185,16 +186,11 @@ def test_a_socket_that_cannot_take_an_event_is_forgotten_and_others_still_get_it
     assert not fanout.is_local("open.socket")
 
 
-class _Receiver(inbox.InboxMixin):
+def _Receiver(receive: Any) -> SocketIO:
     """The inbox alone, on a channel layer receive given by the test."""
-
-    channel_name = "test.inbox"
-
-    def __init__(self, receive: Any) -> None:
-        self.channel_receive = receive
-
-    async def _receive_from_layer(self) -> Any:
-        return await self._layer_receive()
+    io = SocketIO()
+    io.layer_receive = receive
+    return io
 
 
 async def test_the_inbox_dispatches_layer_and_local_messages_in_arrival_order():
@@ -202,10 +198,10 @@ async def test_the_inbox_dispatches_layer_and_local_messages_in_arrival_order():
     receiver = _Receiver(layer_messages.get)
     receiver.deliver_local({"n": 1})
     await layer_messages.put({"n": 2})
-    first = await receiver.channel_receive()
-    second = await receiver.channel_receive()
+    first = await receiver.next_message()
+    second = await receiver.next_message()
     receiver.deliver_local({"n": 3})
-    assert [first, second, await receiver.channel_receive()] == [{"n": 1}, {"n": 2}, {"n": 3}]
+    assert [first, second, await receiver.next_message()] == [{"n": 1}, {"n": 2}, {"n": 3}]
     assert receiver._pump is not None
     receiver._pump.cancel()
 
@@ -216,18 +212,18 @@ def _delta(seq: int) -> dict[str, Any]:
 
 async def test_a_full_inbox_drops_text_deltas_and_keeps_everything_else():
     receiver = _Receiver(asyncio.Event().wait)
-    for seq in range(inbox.INBOX_CAPACITY + 5):
+    for seq in range(socket_io.INBOX_CAPACITY + 5):
         receiver.deliver_local(_delta(seq))
-    assert receiver._open_inbox().qsize() == inbox.INBOX_CAPACITY
+    assert receiver.pending == socket_io.INBOX_CAPACITY
     end = {"type": "agent.event", "event": {"type": "run.completed", "seq": 10**6}}
     receiver.deliver_local(end)
     receiver.deliver_local({"type": "agent.snapshot", "snapshot": {}})
-    assert receiver._open_inbox().qsize() == inbox.INBOX_CAPACITY + 2
+    assert receiver.pending == socket_io.INBOX_CAPACITY + 2
 
 
 async def test_a_run_on_another_threads_event_loop_wakes_the_socket():
     receiver = _Receiver(asyncio.Event().wait)
-    waiting = asyncio.ensure_future(receiver.channel_receive())
+    waiting = asyncio.ensure_future(receiver.next_message())
     await asyncio.sleep(0.01)  # the socket waits on its inbox
     release = threading.Event()
 
@@ -257,9 +253,13 @@ async def test_a_run_on_another_threads_event_loop_wakes_the_socket():
 # registry (runs see it as remote), and it does not recognise this process's origin.
 
 
+class _RemoteIO(SocketIO):
+    def watch(self, conversation_pk: int, channel_name: str) -> None:
+        pass  # not in this process's registry: runs see the socket as remote
+
+
 class OtherWorkerConsumer(AgentSessionConsumer):
-    def watch(self, conversation_pk: int) -> None:
-        pass
+    io_class = _RemoteIO
 
     async def agent_event(self, message: dict[str, Any]) -> None:
         await super().agent_event({k: v for k, v in message.items() if k != "origin"})
@@ -280,6 +280,12 @@ class OtherWorkerSocket(Socket):
             f"/ws/agent-sessions/{session_id}/",
             headers=[(b"origin", ORIGIN), (b"cookie", cookie)],
         )
+
+
+def kinds(frames: list[dict[str, Any]]) -> list[str]:
+    """The frame types in order, repeats of one type counted once."""
+    types = [frame["type"] for frame in frames]
+    return [kind for n, kind in enumerate(types) if n == 0 or types[n - 1] != kind]
 
 
 def shown_text(frames: list[dict[str, Any]]) -> str:
@@ -317,11 +323,14 @@ async def test_a_socket_of_another_worker_follows_a_run_from_its_start(
     await here.open()
     await there.open()
     await here.say("Weather?")
-    assert text_of(await here.until("run.completed")) == ANSWER
+    seen_here = await here.until("run.completed")
+    assert text_of(seen_here) == ANSWER
     frames = await there.until("run.completed")
-    assert frames[0]["type"] == "history"
-    assert frames[0]["active_run"] is not None
-    assert shown_text(frames) == ANSWER
+    # The same sequence as the run's own worker's tab: run.started, the user's message,
+    # the text, the reply, the end (what it missed before following comes as events).
+    assert kinds(frames) == kinds(seen_here)
+    assert text_of(frames) == ANSWER
+    assert frames[-1]["seq"] == seen_here[-1]["seq"]
     assert await there.nothing_more()  # the second run.started copy changed nothing
 
 

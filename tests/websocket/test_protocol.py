@@ -14,7 +14,8 @@ from django.contrib.auth.models import User
 from jsonschema import Draft202012Validator
 
 from django_agent_sessions import DjangoSession
-from django_agent_sessions.websocket import approvals, consumer, lost, protocol, relay
+from django_agent_sessions.store import approvals
+from django_agent_sessions.websocket import consumer, lifecycle, protocol, wire
 from tests import approval_agent, chat_agent
 from tests.scripted import streamed_reply, tool_turn
 from tests.websockets import Socket, of_type
@@ -68,12 +69,13 @@ def test_the_check_notices_a_stale_file(tmp_path, monkeypatch):
 
 
 def test_the_schema_and_the_server_share_their_numbers_and_codes():
-    assert relay.PROTOCOL_VERSION == protocol.PROTOCOL_VERSION
+    assert wire.PROTOCOL_VERSION == protocol.PROTOCOL_VERSION
     assert consumer.CLIENT_ID_MAX_LENGTH == protocol.CLIENT_ID_MAX_LENGTH
     assert approvals.MAX_MESSAGE_CHARS == protocol.APPROVAL_MESSAGE_MAX_LENGTH
     wing = Path(consumer.__file__).parent
-    source = "".join((wing / name).read_text() for name in ("consumer.py", "relay.py"))
-    used = set(re.findall(r'(?:_error\(\s*|"code": )"(\w+)"', source))
+    source = "".join((wing / name).read_text() for name in ("consumer.py", "frames.py"))
+    used = set(re.findall(r'(?:BadFrame\(\s*|"code": )"(\w+)"', source))
+    used |= {"busy"}  # frames.busy()
     assert used == set(protocol.ERROR_CODES)
 
 
@@ -194,7 +196,7 @@ async def test_every_frame_the_server_sends_validates(alice_cookie, session_id):
         await drain(socket)
     frames = [frame for socket in Socket.opened for frame in socket.received]
     # A run whose worker died is announced by another worker, with a null seq.
-    frames.append(lost.lost_worker_event("a-lost-run"))
+    frames.append(lifecycle.lost_worker_event("a-lost-run"))
     failures = {json.dumps(f)[:300]: problems(SERVER, f) for f in frames if problems(SERVER, f)}
     assert failures == {}
     for frame, valid in sent:

@@ -1,4 +1,4 @@
-"""records: the run constraint, leases and takeover, ownership of conversations."""
+"""store.runs: the run constraint, leases and takeover; conversations' ownership."""
 
 from __future__ import annotations
 
@@ -14,15 +14,16 @@ from django.utils import timezone
 
 from django_agent_sessions.exceptions import SessionOwnershipError
 from django_agent_sessions.models import AgentRun, AgentSession, SessionItem
-from django_agent_sessions.websocket import records
+from django_agent_sessions.store import conversations
+from django_agent_sessions.store import runs as store_runs
 from tests.processes import json_lists_from
 
-# The records' operations as sync code calls them (each is one hop when awaited).
-start_run = async_to_sync(records.start_run)
-finish_run = async_to_sync(records.finish_run)
-renew_lease = async_to_sync(records.renew_lease)
-read_history = async_to_sync(records.read_history)
-open_conversation = async_to_sync(records.open_conversation)
+# The store's operations as sync code calls them, through their hop.
+start_run = async_to_sync(store_runs.start)
+finish_run = async_to_sync(store_runs.finish)
+renew_lease = async_to_sync(store_runs.renew_lease)
+read_history = async_to_sync(conversations.aread_history)
+open_conversation = async_to_sync(conversations.aopen_conversation)
 
 pytestmark = pytest.mark.django_db(transaction=True)
 USAGE = Usage(requests=2, input_tokens=30, output_tokens=12, total_tokens=42)
@@ -86,7 +87,7 @@ def test_a_run_with_an_expired_lease_is_taken_over(conversation):
     assert taking_over is not None
     old = AgentRun.objects.get(pk=crashed.pk)
     assert old.status == "failed"
-    assert old.error == records.STALE_RUN_ERROR
+    assert old.error == store_runs.STALE_RUN_ERROR
     # The old worker, if it was only slow, learns that it lost the run.
     assert renew_lease(crashed.pk, lease_seconds=60) is False
     assert finish_run(crashed.pk, status="completed", usage=USAGE) is None
@@ -134,14 +135,14 @@ import django
 django.setup()
 from asgiref.sync import async_to_sync
 
-from django_agent_sessions.websocket import records
+from django_agent_sessions.store import runs
 
 pks, start_at = json.loads(sys.argv[1]), float(sys.argv[2])
 while time.time() < start_at:
     time.sleep(0.001)
 won = []
 for pk in pks:
-    started = async_to_sync(records.start_run)(pk, agent_name="racer", lease_seconds=60)
+    started = async_to_sync(runs.start)(pk, agent_name="racer", lease_seconds=60)
     if started is not None:
         won.append(pk)
 print(json.dumps(won))

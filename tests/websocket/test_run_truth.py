@@ -22,7 +22,7 @@ from django.utils import timezone
 from django_agent_sessions import DjangoSession, signals
 from django_agent_sessions.models import AgentRun, AgentSession, SessionItem
 from django_agent_sessions.rendering import render_markdown
-from django_agent_sessions.websocket import records
+from django_agent_sessions.store import runs as store_runs
 from tests import chat_agent
 from tests.asgi import websocket_application
 from tests.scripted import streamed_reply, tool_turn
@@ -200,7 +200,7 @@ async def test_every_socket_gets_worker_lost_and_run_finished_fires_once(
                 break
             await asyncio.sleep(0.05)
         # Another sweep (another worker) finds nothing left to claim.
-        assert await records.expire_stale_runs() == []
+        assert await store_runs.expire_stale() == []
     finally:
         signals.run_finished.disconnect(on_finished)
     record = await AgentRun.objects.aget(pk=dead.pk)
@@ -226,7 +226,10 @@ async def test_concurrent_sweeps_claim_each_lost_run_once(alice, session_id):
     dead = [await _dead_run(f"{session_id}-{n}", alice, lease=0.3) for n in range(5)]
     await _lease_over(dead[-1])
     claimed = await asyncio.gather(
-        *(sync_to_async(records._expire_stale_runs, thread_sensitive=False)(None) for _ in range(4))
+        *(
+            sync_to_async(store_runs.expire_stale.sync, thread_sensitive=False)(None)
+            for _ in range(4)
+        )
     )
     assert sorted(run.session_pk for sweep in claimed for run in sweep) == sorted(
         [pk async for pk in AgentSession.objects.values_list("pk", flat=True)]

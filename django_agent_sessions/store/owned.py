@@ -1,0 +1,94 @@
+"""A user's own conversations, as the packaged chat page lists and changes them.
+
+Every change locks the conversation row first (the lock order of ``store.runs``) and
+checks, in the same transaction, that no run is live or waiting for approval: changing
+the history under such a run would leave its turns without their start, or delete the
+tool call it waits on. The row lock keeps a run from starting meanwhile.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from django.db import connections, router, transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from django_agent_sessions.models import AgentRun, AgentSession
+from django_agent_sessions.store.conversations import delete_items_of
+from django_agent_sessions.store.items import Scope
+
+_T = TypeVar("_T")
+
+
+class NotFound(Exception):
+    """No such conversation, or someone else's (the caller answers both the same)."""
+
+
+class Busy(Exception):
+    """The conversation has a live or waiting run."""
+
+
+def latest_of(user: Any) -> str | None:
+    """The id of the user's most recently active conversation."""
+    rows = AgentSession.objects.filter(owner=user).order_by("-updated_at")
+    found: str | None = rows.values_list("session_id", flat=True).first()
+    return found
+
+
+def find(session_id: str) -> tuple[Any, str] | None:
+    """The conversation's (owner id, title), or None if it does not exist."""
+    rows = AgentSession.objects.filter(session_id=session_id).values_list("owner_id", "title")
+    found: tuple[Any, str] | None = rows.first()
+    return found
+
+
+def list_of(user: Any, limit: int) -> list[dict[str, Any]]:
+    """The user's conversations, most recently active first."""
+    rows = AgentSession.objects.filter(owner=user).order_by("-updated_at")
+    return list(rows.values("session_id", "title", "updated_at")[:limit])
+
+
+def rename(session_id: str, user: Any, title: str) -> None:
+    updated = AgentSession.objects.filter(session_id=session_id, owner=user).update(title=title)
+    if not updated:
+        raise NotFound(session_id)
+
+
+def delete(session_id: str, user: Any) -> None:
+    """Delete the conversation, its items and its run records."""
+    using = router.db_for_write(AgentSession)
+    with transaction.atomic(using=using):
+        found = _lock_idle(session_id, user, using)
+        # One DELETE for the items (never loaded), then the row and its run records.
+        delete_items_of(connections[using], [found])
+        AgentSession.objects.using(using).filter(pk=found).delete()
+
+
+def change(session_id: str, user: Any, changing: Callable[[Scope], _T]) -> _T:
+    """``changing`` the user's conversation, in one transaction with the run check."""
+    using = router.db_for_write(AgentSession)
+    with transaction.atomic(using=using):
+        _lock_idle(session_id, user, using)
+        return changing(Scope(session_id, user.pk, using))
+
+
+def _lock_idle(session_id: str, user: Any, using: str) -> int:
+    """Lock the user's conversation row; its primary key. Raises NotFound or Busy."""
+    found = (
+        AgentSession.objects.using(using)
+        .select_for_update()
+        .filter(session_id=session_id, owner=user)
+        .values_list("pk", flat=True)
+        .first()
+    )
+    if found is None:
+        raise NotFound(session_id)
+    # A "running" run whose lease expired belongs to a worker that died: not live.
+    now = timezone.now()
+    live = Q(status=AgentRun.Status.RUNNING, lease_expires_at__gte=now)
+    held = AgentRun.objects.using(using).filter(live | Q(status=AgentRun.Status.WAITING))
+    if held.filter(session_id=found).exists():
+        raise Busy(session_id)
+    return int(found)

@@ -1,0 +1,289 @@
+"""Run records: starting, renewing, ending and losing a run, each in one transaction.
+
+At most one run per conversation is ``running`` or ``waiting``: a conditional unique
+constraint on ``AgentRun`` enforces it in the database, so it holds across worker
+processes. A worker renews its run's lease while the run is alive; a ``running`` record
+whose lease expired was left by a worker that died (or hung), and is ended as lost.
+
+**One lock order** for every transition of a run, here and in ``store.approvals``: the
+conversation row first (a no-op UPDATE: the row lock on PostgreSQL, the write lock on
+SQLite), then the run row, then its approval rows, then the items. Two transitions of
+one conversation therefore wait for each other instead of deadlocking.
+
+**No end without a valid history.** Whatever ends a run (completed or not), the same
+transaction stores an output for each of its function calls that the conversation holds
+without one (``close_open_calls``): the output the run produced but did not save, the
+rejection of a rejected call, or a text that says how the run ended. A call without its
+output makes every later model request of the conversation fail.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from agents.tool import DEFAULT_APPROVAL_REJECTION_MESSAGE
+from agents.usage import Usage
+from django.db import IntegrityError, connections, router, transaction
+from django.db.models import Max
+from django.utils import timezone
+
+from django_agent_sessions import serialization
+from django_agent_sessions.conf import app_settings
+from django_agent_sessions.items import OUTPUT_SUFFIX
+from django_agent_sessions.models import AgentRun, AgentSession, SessionItem, ToolApproval
+from django_agent_sessions.store import conversations
+from django_agent_sessions.store import items as store_items
+from django_agent_sessions.store.hops import hop
+
+logger = logging.getLogger(__name__)
+
+STALE_RUN_ERROR = "The worker running this run stopped before it finished (its lease expired)."
+WORKER_LOST = "worker_lost"
+REJECTION_OUTPUT = DEFAULT_APPROVAL_REJECTION_MESSAGE
+# What an open call's output says, by how its run ended (the model reads it next turn).
+STOPPED_CALL = "The run was stopped before this tool call returned; its result was not saved."
+FAILED_CALL = "The run failed before this tool call returned; its result was not saved."
+LOST_CALL = "The server running this tool call stopped before it returned."
+NOT_RESUMED_CALL = "This tool call was approved but not run: the paused run could not be resumed."
+# Most lost runs one sweep ends; the next sweep takes the rest.
+_EXPIRE_BATCH = 50
+
+
+@dataclass(frozen=True)
+class ExpiredRun:
+    """A run whose worker died, ended as failed (``worker_lost``) by this caller."""
+
+    pk: int
+    run_id: str
+    session_pk: int
+    owner_id: Any
+
+
+@dataclass(frozen=True)
+class StartedRun:
+    pk: int
+    run_id: str
+    # The conversation's newest item id before the run: history older than the run.
+    history_item_id: int
+    # Runs of the conversation whose lease had expired, ended on the way.
+    expired: tuple[ExpiredRun, ...] = ()
+
+
+def lock_conversation(session_pk: int, using: str) -> None:
+    """The first lock of every transition (see the module's lock order)."""
+    conversations.lock_conversations(connections[using], [session_pk], before=None)
+
+
+def database() -> str:
+    return router.db_for_write(AgentRun)
+
+
+@hop
+def start(
+    session_pk: int, *, agent_name: str, lease_seconds: float, client_id: str = ""
+) -> StartedRun | None:
+    """Record a new running run, or return None if the conversation has one.
+
+    A running record whose lease expired is ended as lost first, in the same
+    transaction (``StartedRun.expired`` lists them, for the caller to announce).
+    """
+    now, using = timezone.now(), database()
+    with transaction.atomic(using=using):
+        lock_conversation(session_pk, using)
+        expired = _expire(now, session_pk, using)
+        newest = SessionItem.objects.filter(session_id=session_pk).aggregate(newest=Max("id"))
+        try:
+            # A savepoint, so that losing the race leaves the outer transaction usable.
+            with transaction.atomic(using=using):
+                run = AgentRun.objects.create(
+                    session_id=session_pk,
+                    agent_name=serialization.column_text(agent_name, 255),
+                    started_at=now,
+                    lease_expires_at=now + timedelta(seconds=lease_seconds),
+                    history_item_id=newest["newest"] or 0,
+                    client_id=serialization.column_text(client_id, 64),
+                )
+        except IntegrityError:
+            return None
+    return StartedRun(run.pk, str(run.run_id), run.history_item_id, tuple(expired))
+
+
+@hop
+def expire_stale(session_pk: int | None = None) -> list[ExpiredRun]:
+    """End running runs whose lease expired as failed (``worker_lost``).
+
+    Their worker died (or hung past its lease). Each run is claimed by one conditional
+    UPDATE, so when several workers sweep at once, exactly one of them ends (and
+    announces) each run.
+    """
+    return _expire(timezone.now(), session_pk, database())
+
+
+def _expire(now: datetime, session_pk: int | None, using: str) -> list[ExpiredRun]:
+    stale = AgentRun.objects.stale(now)
+    if session_pk is not None:
+        stale = stale.filter(session_id=session_pk)
+    candidates = stale.values_list("pk", "run_id", "session_id", "session__owner_id")
+    expired = []
+    for pk, run_id, run_session_pk, owner_id in list(candidates[:_EXPIRE_BATCH]):
+        # One transaction per run: never two conversations' locks at once.
+        with transaction.atomic(using=using):
+            lock_conversation(run_session_pk, using)
+            claimed = (
+                AgentRun.objects.filter(pk=pk)
+                .stale(now)
+                .update(
+                    status=AgentRun.Status.FAILED,
+                    finished_at=now,
+                    error=STALE_RUN_ERROR,
+                    error_code=WORKER_LOST,
+                )
+            )
+            if claimed:
+                _close_and_mark_last(run_session_pk, pk, using, text=LOST_CALL)
+        if claimed:
+            logger.warning("Run %s lost its worker (lease expired); marked failed.", run_id)
+            expired.append(ExpiredRun(pk, str(run_id), run_session_pk, owner_id))
+    return expired
+
+
+@hop
+def record(run_pk: int) -> AgentRun:
+    """The run record, with its conversation and owner, for ``run_finished`` receivers."""
+    found: AgentRun = AgentRun.objects.select_related("session", "session__owner").get(pk=run_pk)
+    return found
+
+
+@hop
+def renew_lease(run_pk: int, *, lease_seconds: float) -> bool:
+    """Extend a running run's lease; False if it is no longer running (taken over)."""
+    expires = timezone.now() + timedelta(seconds=lease_seconds)
+    updated = AgentRun.objects.filter(pk=run_pk).running().update(lease_expires_at=expires)
+    return bool(updated == 1)
+
+
+@hop(write=True)
+def finish(
+    run_pk: int,
+    *,
+    status: str,
+    usage: Usage,
+    error: str = "",
+    error_code: str = "",
+    partial_text: str = "",
+    outputs: Mapping[str, Any] | None = None,
+    open_call_text: str = "",
+) -> AgentRun | None:
+    """Record how a running run ended; the record, or None if it was taken over.
+
+    ``partial_text`` is the assistant text a stopped or failed run had streamed of a
+    reply it never saved (history shows it with the run's status). ``outputs``: the
+    tool outputs the run produced, by call id, for its calls left without a stored one.
+    """
+    now, using = timezone.now(), database()
+    session_pk = AgentRun.objects.values_list("session_id", flat=True).get(pk=run_pk)
+    with transaction.atomic(using=using):
+        lock_conversation(session_pk, using)
+        updated = (
+            AgentRun.objects.filter(pk=run_pk)
+            .running()
+            .update(
+                status=status,
+                finished_at=now,
+                lease_expires_at=now,
+                requests=usage.requests,
+                input_tokens=usage.input_tokens,
+                output_tokens=usage.output_tokens,
+                total_tokens=usage.total_tokens,
+                error=error,
+                error_code=error_code[:32],
+                partial_text=serialization.column_text(partial_text, len(partial_text)),
+            )
+        )
+        if not updated:
+            logger.warning("Run pk=%s was taken over before it finished as %s.", run_pk, status)
+            return None
+        stopped = status == str(AgentRun.Status.CANCELLED)
+        text = open_call_text or (STOPPED_CALL if stopped else FAILED_CALL)
+        _close_and_mark_last(session_pk, run_pk, using, text=text, outputs=outputs)
+    found: AgentRun = AgentRun.objects.select_related("session").get(pk=run_pk)
+    return found
+
+
+def _close_and_mark_last(
+    session_pk: int, run_pk: int, db: str, *, text: str, outputs: Mapping[str, Any] | None = None
+) -> None:
+    close_open_calls(session_pk, run_pk, db, text=text, outputs=outputs)
+    mark_last_item(session_pk, run_pk)
+
+
+def mark_last_item(session_pk: int, run_pk: int) -> None:
+    """The run's items end here: the conversation's newest item."""
+    newest = SessionItem.objects.filter(session_id=session_pk).aggregate(n=Max("id"))
+    AgentRun.objects.filter(pk=run_pk).update(last_item_id=newest["n"] or 0)
+
+
+def close_open_calls(
+    session_pk: int,
+    run_pk: int,
+    using: str,
+    *,
+    text: str,
+    outputs: Mapping[str, Any] | None = None,
+) -> list[str]:
+    """Store an output for each function call of the run held without one; their ids.
+
+    Run inside the transaction that ends the run, after the conversation's lock. The
+    output is the one the run produced (``outputs``), else a rejected call's rejection,
+    else ``text``.
+    """
+    since = AgentRun.objects.filter(pk=run_pk).values_list("history_item_id", flat=True).get()
+    rows = (
+        SessionItem.objects.filter(session_id=session_pk, id__gt=since)
+        .exclude(call_id="")
+        .order_by("id")
+        .values_list("item_type", "call_id")
+    )
+    calls, answered = [], set()
+    for item_type, call_id in rows:
+        if item_type == "function_call":
+            calls.append(call_id)
+        elif item_type.endswith(OUTPUT_SUFFIX):
+            answered.add(call_id)
+    missing = [call_id for call_id in dict.fromkeys(calls) if call_id not in answered]
+    if missing:
+        _store_outputs(session_pk, run_pk, using, missing, text, outputs or {})
+    return missing
+
+
+def _store_outputs(
+    session_pk: int,
+    run_pk: int,
+    using: str,
+    missing: list[str],
+    text: str,
+    outputs: Mapping[str, Any],
+) -> None:
+    rejected = dict(
+        ToolApproval.objects.filter(
+            run_id=run_pk, call_id__in=missing, decision=ToolApproval.Decision.REJECTED
+        ).values_list("call_id", "message")
+    )
+    items = [
+        outputs.get(call_id)
+        or {
+            "type": "function_call_output",
+            "call_id": call_id,
+            "output": (rejected[call_id] or REJECTION_OUTPUT) if call_id in rejected else text,
+        }
+        for call_id in missing
+    ]
+    session_id = AgentSession.objects.values_list("session_id", flat=True).get(pk=session_pk)
+    encoded = serialization.encode_items(
+        items, max_bytes=app_settings.MAX_ITEM_BYTES, max_depth=app_settings.MAX_ITEM_DEPTH
+    )
+    store_items.append_items(store_items.Scope(session_id, None, using), encoded, "")
