@@ -133,11 +133,9 @@ async def test_a_killed_workers_run_ends_as_worker_lost_for_every_watcher(live):
     await a.open()
     await b.open()
     await a.send({"type": "user_message", "text": STORY})
-    # b is on the other worker: it follows the run from its start, through a history
-    # frame with the run in flight (docs/wire-protocol.md, "Fan-out between tabs and
-    # workers").
-    following = (await b.until("history"))[-1]
-    run_id = following["active_run"]["run_id"]
+    # b is on the other worker: it gets the run's start as a's tab does, and follows the
+    # run from there (docs/wire-protocol.md, "Fan-out between tabs and workers").
+    run_id = (await b.until("run.started"))[-1]["run_id"]
     await b.until("text.delta")
 
     live.workers[0].process.kill()  # SIGKILL: no cleanup of any kind
@@ -191,6 +189,23 @@ async def test_a_run_streaming_across_a_postgres_restart_completes_and_is_saved(
     assert kinds[-1] == ("message", "assistant"), kinds
     assert history["items"][-1]["text"].startswith("Once upon a time")
     await reloaded.close()
+
+
+async def test_a_message_sent_on_the_end_of_a_run_is_never_busy_across_a_restart(live):
+    """The end is recorded before it is told: a message sent the moment a terminal frame
+    arrives starts the next run, also when the run's end met a restarted PostgreSQL."""
+    socket = live.socket(0, new_id())
+    await socket.open()
+    ends = []
+    for n in range(5):  # RATE_LIMIT is 6/d for this user
+        await socket.send({"type": "user_message", "text": STORY if n == 0 else f"hi {n}"})
+        if n == 0:
+            await socket.until("text.delta")
+            live.postgres.restart()  # the first run ends on a restarted database
+        frames = await socket.until("run.completed", "run.failed", "error", timeout=90)
+        ends.append(frames[-1].get("code", frames[-1]["type"]))
+    assert ends == ["run.completed"] * 5, ends
+    await socket.close()
 
 
 SESSION_SCRIPT = textwrap.dedent(
