@@ -167,6 +167,46 @@ async def test_a_killed_workers_run_ends_as_worker_lost_for_every_watcher(live):
         await socket.close()
 
 
+async def test_the_sweep_ends_a_killed_workers_run_in_a_conversation_nobody_opens(live):
+    """Nobody watches: no worker sweeps it, ``manage.py agent_sessions_sweep`` does."""
+    conversation = new_id()
+    socket = live.socket(0, conversation)
+    await socket.open()
+    await socket.send({"type": "user_message", "text": STORY})
+    run_id = (await socket.until("run.started"))[-1]["run_id"]
+    await socket.until("text.delta")
+    live.workers[0].process.kill()  # the socket goes with it; nobody opens the conversation
+    live.workers[0].process.wait(timeout=15)
+    killed_at = time.monotonic()
+    sweep = subprocess.Popen(
+        [sys.executable, "manage.py", "agent_sessions_sweep", "--every", "1"],
+        cwd=REPO_ROOT,
+        env=live.env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
+    try:
+        ended = await wait_for(lambda: run_status(live, run_id)[0] != "running", LEASE * 3)
+    finally:
+        sweep.terminate()
+        output = sweep.communicate(timeout=15)[0].decode()
+    waited = time.monotonic() - killed_at
+    print(f"MEASURED the sweep ended the lost run {waited:.1f}s after SIGKILL")
+    assert ended, output
+    assert run_status(live, run_id)[0] == "failed"
+    assert waited < LEASE + 1 + 5, waited  # the lease, one sweep interval, a margin
+    assert "Ended 1 run(s) whose worker died" in output, output
+    open_calls = live.query(
+        "SELECT count(*) FROM django_agent_sessions_sessionitem i"
+        " JOIN django_agent_sessions_agentsession s ON s.id = i.session_id"
+        " WHERE s.session_id = %s AND i.item_type = 'function_call' AND NOT EXISTS ("
+        "  SELECT 1 FROM django_agent_sessions_sessionitem o WHERE o.session_id = i.session_id"
+        "  AND o.call_id = i.call_id AND o.item_type = 'function_call_output')",
+        conversation,
+    )
+    assert open_calls == [(0,)]
+
+
 # 3. PostgreSQL restarts -----------------------------------------------------------------
 
 

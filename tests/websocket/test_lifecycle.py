@@ -124,9 +124,9 @@ async def test_a_run_that_cannot_resume_leaves_every_call_with_its_output(
 async def test_a_message_sent_on_the_terminal_frame_is_never_busy(alice_cookie, session_id):
     socket = Socket(session_id, alice_cookie)
     await socket.open()
-    chat_agent.script(*(streamed_reply(f"Answer {n}.") for n in range(20)))
+    chat_agent.script(*(streamed_reply(f"Answer {n}.") for n in range(50)))
     busy = 0
-    for n in range(20):
+    for n in range(50):
         await socket.say(f"Question {n}")
         frames = await socket.until("run.completed", "error")
         busy += frames[-1]["type"] == "error"
