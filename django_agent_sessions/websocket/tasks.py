@@ -128,14 +128,7 @@ async def start(request: RunRequest, *, channel_layer: Any) -> ActiveRun | None:
         client_id=request.client_id,
         **_streaming_limits(),
     )
-    active = ActiveRun(
-        streamed,
-        started,
-        session_pk=request.conversation_pk,
-        channel_layer=channel_layer,
-        user=request.user,
-    )
-    await active.join()
+    active = await _joined(request, streamed, started, channel_layer)
     await _launch(active, request, resumed=False)
     return active
 
@@ -163,6 +156,19 @@ async def resume(
         **_streaming_limits(),
     )
     started = store_runs.StartedRun(claimed.run_pk, claimed.run_id, claimed.history_item_id)
+    active = await _joined(request, streamed, started, channel_layer)
+    await before()
+    await _launch(active, request, resumed=True)
+    return active
+
+
+async def _joined(
+    request: RunRequest,
+    streamed: StreamedRun,
+    started: store_runs.StartedRun,
+    channel_layer: Any,
+) -> ActiveRun:
+    """The run's task-to-be, listening for ``cancel`` and keeping its lease already."""
     active = ActiveRun(
         streamed,
         started,
@@ -171,8 +177,6 @@ async def resume(
         user=request.user,
     )
     await active.join()
-    await before()
-    await _launch(active, request, resumed=True)
     return active
 
 
