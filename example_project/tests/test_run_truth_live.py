@@ -181,7 +181,7 @@ async def test_the_sweep_ends_a_killed_workers_run_in_a_conversation_nobody_open
     sweep = subprocess.Popen(
         [sys.executable, "manage.py", "agent_sessions_sweep", "--every", "1"],
         cwd=REPO_ROOT,
-        env=live.env,
+        env={**live.env, "PYTHONUNBUFFERED": "1"},  # its report survives the terminate()
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
     )
