@@ -194,7 +194,9 @@ async def test_the_sweep_ends_a_killed_workers_run_in_a_conversation_nobody_open
     print(f"MEASURED the sweep ended the lost run {waited:.1f}s after SIGKILL")
     assert ended, output
     assert run_status(live, run_id)[0] == "failed"
-    assert waited < LEASE + 1 + 5, waited  # the lease, one sweep interval, a margin
+    # The lease, one sweep interval and the command's start (a Django process: seconds on
+    # a loaded machine); the same bound as for a watched run's lost worker above.
+    assert waited < LEASE * 3, waited
     assert "Ended 1 run(s) whose worker died" in output, output
     open_calls = live.query(
         "SELECT count(*) FROM django_agent_sessions_sessionitem i"
