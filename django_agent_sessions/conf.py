@@ -74,6 +74,9 @@ DEFAULTS: dict[str, Any] = {
     # While a process has sockets, it looks this often (and at least every
     # RUN_LEASE_SECONDS / 4) for runs whose worker died.
     "SWEEP_SECONDS": 15.0,
+    # Keep sweeping after a worker's last socket closed (from its first socket on: daphne
+    # has no startup hook). Off: the sweep command covers conversations nobody opens.
+    "SWEEP_IN_WORKERS": False,
 }
 
 

@@ -52,7 +52,7 @@ def check_streaming_settings(**kwargs: Any) -> list[CheckMessage]:
                     id=f"{_ID}.E012",
                 )
             )
-    for key in ("ALLOW_ANONYMOUS", "CONTINUE_RUNS_AFTER_DISCONNECT"):
+    for key in ("ALLOW_ANONYMOUS", "CONTINUE_RUNS_AFTER_DISCONNECT", "SWEEP_IN_WORKERS"):
         setting = getattr(app_settings, key)
         if not isinstance(setting, bool):
             messages.append(

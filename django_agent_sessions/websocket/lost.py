@@ -61,7 +61,7 @@ class LostRunSweeper:
 
     def release(self) -> None:
         self._holders = max(0, self._holders - 1)
-        if self._holders == 0 and self._task is not None:
+        if self._holders == 0 and self._task is not None and not app_settings.SWEEP_IN_WORKERS:
             self._task.cancel()
             self._task = None
 

@@ -19,6 +19,7 @@ from django_agent_sessions.websocket.checks import check_streaming_settings
         ({"PRESENCE_TIMEOUT_SECONDS": -1}, "E012"),
         ({"SWEEP_SECONDS": True}, "E012"),
         ({"CONTINUE_RUNS_AFTER_DISCONNECT": "yes"}, "E013"),
+        ({"SWEEP_IN_WORKERS": 1}, "E013"),
         ({"MAX_RUN_BYTES": -1}, "E003"),
         ({"DELTA_FLUSH_BYTES": None}, "E003"),
         ({"APPROVAL_TIMEOUT": "forever"}, "E040"),

@@ -223,3 +223,18 @@ async def test_approve_and_cancel_at_once_end_one_way(alice_cookie, session_id):
         assert_every_call_has_its_output(await stored(conversation))
         await deciding.close()
         await stopping.close()
+
+
+@pytest.mark.parametrize("opted_in", [False, True])
+async def test_a_worker_keeps_sweeping_after_its_last_socket_only_when_opted_in(opted_in, settings):
+    from django_agent_sessions.websocket.lost import LostRunSweeper
+
+    settings.AGENT_SESSIONS = {**settings.AGENT_SESSIONS, "SWEEP_IN_WORKERS": opted_in}
+    sweeper = LostRunSweeper()
+    sweeper.acquire(channel_layer=None)
+    task = sweeper._task
+    assert task is not None
+    sweeper.release()
+    await asyncio.sleep(0)
+    assert task.cancelled() is not opted_in
+    task.cancel()
