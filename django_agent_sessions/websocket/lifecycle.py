@@ -8,7 +8,7 @@ Every path that ends a run goes through ``end()``, which
 
 1. **records**: one store transaction commits the end (status, partial text, an output
    for every call left without one) and frees the conversation; while the database is
-   unavailable it is tried again, for as long as the run's lease lasts;
+   unavailable (a restart) it is tried again for about 8 s, the run's lease kept;
 2. **tells**: the ``approval.resolved`` of the calls the end rejected, then the terminal
    event, to every socket of the conversation (the terminal twice through the layer,
    which may lose one; sockets drop the copy by ``seq``);
