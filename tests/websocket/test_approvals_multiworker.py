@@ -207,6 +207,19 @@ def test_the_asking_worker_is_killed_while_the_run_waits(workers, make_user, ses
     _history_once(session_id)
 
 
+async def _until_asked(client: Client) -> None:
+    """The two requests reach a tab of the other worker as events or, when the run
+    paused before it answered the tab's catch-up, listed in a history frame."""
+    asked = 0
+    while asked < 2:
+        frame = json.loads(await asyncio.wait_for(client.connection.recv(), 20))
+        client.frames.append(frame)
+        if frame["type"] == "approval.requested":
+            asked += 1
+        elif frame["type"] == "history":
+            asked = max(asked, len(frame["pending_approvals"]))
+
+
 async def _until_end(client: Client) -> dict[str, Any]:
     while True:
         frame = json.loads(await asyncio.wait_for(client.connection.recv(), 20))
@@ -235,8 +248,8 @@ def test_approve_and_stop_at_once_on_two_workers(workers, make_user, session_id,
         deciding, _ = await _open(worker_a, conversation, cookie)
         stopping, _ = await _open(worker_b, conversation, cookie)
         await deciding.send({"type": "user_message", "text": "pay Ann and Bob"})
-        for client in (deciding, stopping):
-            requested = await client.until("approval.requested", 2)
+        requested = await deciding.until("approval.requested", 2)
+        await _until_asked(stopping)
         await deciding.send({"type": "approval", "call_id": "call-bob", "approve": False})
         # (Only the deciding tab waits for it: the layer delivers at most once, and a
         # decision is told once, while every end is sent twice.)
