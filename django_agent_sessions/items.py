@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Any, NamedTuple, TypeGuard
+from typing import Any, NamedTuple, Protocol, TypeGuard, TypeVar
 
 OUTPUT_SUFFIX = "_output"
 HANDOFF_PREFIX = "transfer_to_"
@@ -193,3 +193,35 @@ def drop_orphan_outputs(items: list[Any]) -> list[Any]:
 
 def _is_id(value: Any) -> TypeGuard[str]:
     return isinstance(value, str) and bool(value)
+
+
+class RunSpan(Protocol):
+    """A run as its note's place needs it (``AgentRun`` or ``store.conversations.RunNote``)."""
+
+    @property
+    def history_item_id(self) -> int: ...  # the run's items come after this id ...
+
+    @property
+    def last_item_id(self) -> int: ...  # ... up to this one
+
+
+_Run = TypeVar("_Run", bound=RunSpan)
+
+
+def notes_to_show(item_ids: list[int], runs: list[_Run]) -> list[_Run]:
+    """Which of the stopped or failed ``runs`` keep their note beside these items, ordered
+    by the item each note follows (a run's ``last_item_id``).
+
+    A run's note (the reply it had streamed) follows its items. When none of them is
+    stored any more (an edit or a regenerate took the turn back, or the conversation was
+    cleared), the note goes too: it answered a message that no longer exists. A run that
+    stored nothing at all keeps its note after the item it followed.
+    """
+    kept = [run for run in runs if _turn_kept(run, item_ids)]
+    return sorted(kept, key=lambda run: run.last_item_id)
+
+
+def _turn_kept(run: RunSpan, item_ids: list[int]) -> bool:
+    if run.last_item_id <= run.history_item_id:
+        return True
+    return any(run.history_item_id < item_id <= run.last_item_id for item_id in item_ids)

@@ -219,6 +219,8 @@ class ToolApproval(models.Model):
     call_id = models.CharField(_("call id"), max_length=255)
     name = models.CharField(_("tool"), max_length=255)
     arguments = models.TextField(_("arguments"), blank=True)
+    # What the tool does (its description when the run paused): what a person decides on.
+    description = models.TextField(_("tool description"), blank=True)
     requested_at = models.DateTimeField(_("requested"), default=timezone.now)
     # NULL while pending: "decided" is "decision IS NOT NULL", which the race relies on.
     decision = models.CharField(  # noqa: DJ001

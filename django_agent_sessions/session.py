@@ -221,8 +221,5 @@ def _title_from(batch: list[serialization.EncodedItem]) -> str:
     """
     for encoded in batch:
         if encoded.item_type == "message" and encoded.role == "user" and encoded.preview:
-            return encoded.preview[:TITLE_CHARS]
+            return encoded.preview[: serialization.TITLE_CHARS]  # automatic_title's
     return ""
-
-
-TITLE_CHARS = 80

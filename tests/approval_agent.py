@@ -25,6 +25,10 @@ def send_payment(amount: int, to: str) -> str:
     return f"sent {amount} to {to}"
 
 
+#: What the model and the approval card read about send_payment (its docstring).
+PAYMENT_DESCRIPTION = "Send money to someone (a test double: it only records the call)."
+
+
 def two_payments() -> list[Any]:
     return [
         function_call("send_payment", {"amount": 5, "to": "ann"}, call_id="call-ann"),

@@ -223,3 +223,83 @@ def _repeated_attributes(html: str) -> list[str]:
     counter = _AttributeCounter()
     counter.feed(html)
     return counter.repeated
+
+
+def shown_history(session_id: str) -> list[tuple[str, str, str]]:
+    """The history frame's items as the page shows them: (role, text, status)."""
+    from django_agent_sessions.store.conversations import read_history
+    from django_agent_sessions.websocket.wire import history_items
+
+    pk = AgentSession.objects.get(session_id=session_id).pk
+    history = read_history(pk, up_to_item_id=None, limit=100)
+    return [
+        (item.get("role", item["kind"]), item.get("text", ""), item.get("status", ""))
+        for item in history_items(history.entries, history.runs)
+    ]
+
+
+def ended_run(session_id: str, partial_text: str, status: str = "cancelled") -> AgentRun:
+    """A run that stored the conversation's newest items so far, then ended."""
+    row = AgentSession.objects.get(session_id=session_id)
+    ids = list(SessionItem.objects.filter(session=row).values_list("id", flat=True))
+    earlier = AgentRun.objects.filter(session=row).values_list("last_item_id", flat=True)
+    return AgentRun.objects.create(
+        session=row,
+        status=status,
+        history_item_id=max(earlier, default=0),
+        last_item_id=max(ids),
+        partial_text=partial_text,
+        finished_at=timezone.now(),
+    )
+
+
+@pytest.mark.parametrize("again", ["edited", "the same question"])
+def test_rewind_takes_back_the_stopped_reply_shown_for_the_turn(alice, again):
+    add("stopped", alice, user("hi"), assistant("hello"))
+    ended_run("stopped", "", status="completed")
+    add("stopped", alice, user("the same question"))
+    ended_run("stopped", "Once upon a time")
+    assert shown_history("stopped")[-1] == ("assistant", "Once upon a time", "cancelled")
+
+    client = logged_in(alice)
+    assert client.post(url("rewind", "stopped")).json()["text"] == "the same question"
+    add("stopped", alice, user(again), assistant("answered"))
+    assert shown_history("stopped") == [
+        ("user", "hi", ""),
+        ("assistant", "hello", ""),
+        ("user", again, ""),
+        ("assistant", "answered", ""),
+    ]
+
+
+def test_clear_takes_back_every_stopped_reply(alice):
+    add("cleared", alice, user("tell me a story"))
+    ended_run("cleared", "Once upon a time")
+    client = logged_in(alice)
+    assert client.post(url("clear", "cleared")).status_code == 200
+    assert shown_history("cleared") == []
+    add("cleared", alice, user("hello"))
+    assert shown_history("cleared") == [("user", "hello", "")]
+
+
+def test_an_automatic_title_follows_an_edited_first_message(alice):
+    add("titled", alice, user("tell me a long story"))
+    assert AgentSession.objects.get(session_id="titled").title == "tell me a long story"
+    client = logged_in(alice)
+    client.post(url("rewind", "titled"))
+    add("titled", alice, user("hello"))
+    assert AgentSession.objects.get(session_id="titled").title == "hello"
+
+    # A later turn taken back leaves the title of the first message alone.
+    add("titled", alice, assistant("hi"), user("second"))
+    client.post(url("rewind", "titled"))
+    assert AgentSession.objects.get(session_id="titled").title == "hello"
+
+
+def test_a_title_the_user_set_stays_when_the_first_message_is_edited(alice):
+    add("renamed", alice, user("tell me a long story"))
+    client = logged_in(alice)
+    assert client.post(url("rename", "renamed"), {"title": "Stories"}).status_code == 200
+    client.post(url("rewind", "renamed"))
+    add("renamed", alice, user("hello"))
+    assert AgentSession.objects.get(session_id="renamed").title == "Stories"

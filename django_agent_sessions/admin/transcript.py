@@ -84,7 +84,7 @@ def with_run_notes(entries: list[Entry], runs: list[Any], *, last_page: bool) ->
     """``entries`` with each run's note after the run's last item on this page."""
     if not runs:
         return entries
-    notes = sorted(runs, key=lambda run: run.last_item_id)
+    notes = items.notes_to_show([entry.pk for entry in entries], runs)
     merged: list[Entry] = []
     for item in entries:
         while notes and notes[0].last_item_id < item.pk:

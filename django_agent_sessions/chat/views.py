@@ -22,9 +22,7 @@ from django.views.decorators.csrf import ensure_csrf_cookie
 from django.views.decorators.http import require_GET, require_POST
 
 from django_agent_sessions.models import SESSION_ID_MAX_LENGTH
-from django_agent_sessions.store import items as stored_items
 from django_agent_sessions.store import owned
-from django_agent_sessions.store.items import Scope
 
 #: The sidebar lists this many most recently active conversations.
 SIDEBAR_LIMIT = 50
@@ -114,7 +112,7 @@ def clear_conversation(request: HttpRequest, session_id: str) -> JsonResponse:
     if not request.user.is_authenticated:
         return _logged_out()
     try:
-        _change_owned(session_id, request.user, stored_items.clear)
+        _owned(owned.clear, session_id, request.user)
     except owned.Busy:
         return _busy()
     return JsonResponse({"cleared": session_id})
@@ -131,7 +129,7 @@ def rewind_conversation(request: HttpRequest, session_id: str) -> JsonResponse:
     if not request.user.is_authenticated:
         return _logged_out()
     try:
-        taken = _change_owned(session_id, request.user, stored_items.take_back_last_turn)
+        taken = _owned(owned.take_back_turn, session_id, request.user)
     except owned.Busy:
         return _busy()
     if not taken:
@@ -139,12 +137,12 @@ def rewind_conversation(request: HttpRequest, session_id: str) -> JsonResponse:
     return JsonResponse({"text": _message_text(taken[0]), "removed": len(taken)})
 
 
-def _change_owned(session_id: str, user: Any, change: Callable[[Scope], _T]) -> _T:
-    """``change`` the user's conversation; Http404 for one that is missing or someone
+def _owned(action: Callable[[str, Any], _T], session_id: str, user: Any) -> _T:
+    """``action`` on the user's conversation; Http404 for one that is missing or someone
     else's, ``owned.Busy`` while a run is live or waits for approval."""
     _check_session_id(session_id)
     try:
-        return owned.change(session_id, user, change)
+        return action(session_id, user)
     except owned.NotFound:
         raise Http404(_("No such conversation.")) from None
 

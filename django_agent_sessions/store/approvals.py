@@ -56,6 +56,7 @@ class RequestedCall:
     call_id: str
     name: str
     arguments: str  # JSON text, as the model wrote it
+    description: str = ""  # what the tool does, as the agent describes it
 
 
 @dataclass(frozen=True)
@@ -125,6 +126,7 @@ def pause(
                     call_id=serialization.column_text(call.call_id, 255),
                     name=serialization.column_text(call.name, 255),
                     arguments=call.arguments,
+                    description=call.description,
                     requested_at=now,
                 )
                 for call in calls

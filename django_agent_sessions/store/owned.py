@@ -8,18 +8,17 @@ tool call it waits on. The row lock keeps a run from starting meanwhile.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any
 
 from django.db import connections, router, transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from django_agent_sessions.models import AgentRun, AgentSession
+from django_agent_sessions import serialization
+from django_agent_sessions.models import AgentRun, AgentSession, SessionItem
+from django_agent_sessions.store import items
 from django_agent_sessions.store.conversations import delete_items_of
 from django_agent_sessions.store.items import Scope
-
-_T = TypeVar("_T")
 
 
 class NotFound(Exception):
@@ -66,12 +65,36 @@ def delete(session_id: str, user: Any) -> None:
         AgentSession.objects.using(using).filter(pk=found).delete()
 
 
-def change(session_id: str, user: Any, changing: Callable[[Scope], _T]) -> _T:
-    """``changing`` the user's conversation, in one transaction with the run check."""
+def clear(session_id: str, user: Any) -> None:
+    """Delete the conversation's items (``items.clear``); its row (owner, title) stays."""
     using = router.db_for_write(AgentSession)
     with transaction.atomic(using=using):
         _lock_idle(session_id, user, using)
-        return changing(Scope(session_id, user.pk, using))
+        items.clear(Scope(session_id, user.pk, using))
+
+
+def take_back_turn(session_id: str, user: Any) -> list[Any] | None:
+    """Take back the last turn (edit, regenerate): ``items.take_back_last_turn``.
+
+    When that was the conversation's first message, an automatic title (the start of
+    that message) goes with it, in the same transaction, so the next first message
+    titles the conversation again. A title the user set stays.
+    """
+    using = router.db_for_write(AgentSession)
+    with transaction.atomic(using=using):
+        found = _lock_idle(session_id, user, using)
+        taken = items.take_back_last_turn(Scope(session_id, user.pk, using))
+        if taken:
+            _forget_automatic_title(found, taken[0], using)
+        return taken
+
+
+def _forget_automatic_title(session_pk: int, taken_message: Any, using: str) -> None:
+    rows = SessionItem.objects.using(using).filter(session_id=session_pk)
+    if rows.filter(item_type="message", role="user").exists():
+        return  # not the first message: the title came from an earlier one
+    automatic = serialization.automatic_title(taken_message)
+    AgentSession.objects.using(using).filter(pk=session_pk, title=automatic).update(title="")
 
 
 def _lock_idle(session_id: str, user: Any, using: str) -> int:

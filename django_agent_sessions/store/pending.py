@@ -26,12 +26,14 @@ class PendingApproval:
     arguments: str
     seq: int  # of the run's last event, so a socket numbers the resumed run's events
     expires_at: str  # ISO 8601
+    description: str = ""
 
     def wire(self) -> dict[str, Any]:
         return {
             "run_id": self.run_id,
             "call_id": self.call_id,
             "name": self.name,
+            "description": self.description,
             "arguments": self.arguments,
             "expires_at": self.expires_at,
         }
@@ -61,14 +63,20 @@ def pending(session_pk: int) -> list[PendingApproval]:
     """The calls of the conversation's waiting run that wait for a decision."""
     rows = ToolApproval.objects.filter(
         run__session_id=session_pk, run__status=WAITING, decision__isnull=True
-    ).values_list(
-        "run__run_id", "call_id", "name", "arguments", "run__event_seq", "run__approval_expires_at"
     )
+    fields = ("run__run_id", "call_id", "name", "arguments", "run__event_seq")
+    rows = rows.values_list(*fields, "run__approval_expires_at", "description")
     return [
         PendingApproval(
-            str(run_id), call_id, name, arguments, seq, expires.isoformat() if expires else ""
+            str(run_id),
+            call_id,
+            name,
+            arguments,
+            seq,
+            expires.isoformat() if expires else "",
+            description,
         )
-        for run_id, call_id, name, arguments, seq, expires in rows.order_by("pk")
+        for run_id, call_id, name, arguments, seq, expires, description in rows.order_by("pk")
     ]
 
 

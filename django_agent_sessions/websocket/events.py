@@ -271,10 +271,16 @@ class StreamedRun:
 
     def approval_events(self, expires_at: str) -> list[dict[str, Any]]:
         """One ``approval.requested`` per call the paused run waits for."""
-        requested = [(call.call_id, call.name, call.arguments) for call in self.outcome.calls]
         return [
-            self._event("approval.requested", call_id=c, name=n, arguments=a, expires_at=expires_at)
-            for c, n, a in requested
+            self._event(
+                "approval.requested",
+                call_id=call.call_id,
+                name=call.name,
+                description=call.description,
+                arguments=call.arguments,
+                expires_at=expires_at,
+            )
+            for call in self.outcome.calls
         ]
 
     def final_event(self) -> dict[str, Any]:

@@ -37,9 +37,22 @@ def requested_call(item: ToolApprovalItem) -> RequestedCall:
     arguments = get("arguments")
     if not isinstance(arguments, str):
         arguments = json.dumps(arguments if arguments is not None else {}, ensure_ascii=True)
+    name = str(item.tool_name or get("name") or "")
     return RequestedCall(
-        call_id=str(call_id), name=str(item.tool_name or get("name") or ""), arguments=arguments
+        call_id=str(call_id),
+        name=name,
+        arguments=arguments,
+        description=_description(getattr(item, "agent", None), name),
     )
+
+
+def _description(agent: Any, tool_name: str) -> str:
+    """What the tool does, as the agent that called it describes it ("" if unknown)."""
+    for tool in getattr(agent, "tools", None) or []:
+        if getattr(tool, "name", None) == tool_name:
+            description = getattr(tool, "description", "")
+            return description if isinstance(description, str) else ""
+    return ""
 
 
 async def restore(

@@ -173,6 +173,7 @@ RUN = {"run_id": RUN_ID, "seq": SEQ}
 PENDING_CALL = {
     "call_id": CALL_ID,
     "name": string("The tool's name."),
+    "description": string("What the tool does, as the agent describes it; may be empty."),
     "arguments": JSON_TEXT,
     "expires_at": TIMESTAMP,
 }

@@ -27,7 +27,7 @@ from typing import Any
 
 from agents.items import HandoffOutputItem, RunItem
 
-from django_agent_sessions.items import ItemView, describe
+from django_agent_sessions.items import ItemView, describe, notes_to_show
 from django_agent_sessions.rendering import render_markdown
 from django_agent_sessions.serialization import is_valid_unicode as is_valid_unicode
 from django_agent_sessions.serialization import valid_unicode
@@ -50,7 +50,8 @@ def history_items(entries: list[Any], runs: list[Any]) -> list[dict[str, Any]]:
     stopped or failed, the reply it had streamed, with the run's ``status``.
     """
     shown: list[dict[str, Any]] = []
-    notes = [run for run in runs if run.status in _ENDED_EARLY]
+    ended_early = [run for run in runs if run.status in _ENDED_EARLY]
+    notes = notes_to_show([entry.id for entry in entries], ended_early)
     ordered = sorted(runs, key=lambda run: run.history_item_id)
     run_index = 0
     labelled: set[str] = set()

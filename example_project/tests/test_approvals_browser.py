@@ -74,7 +74,12 @@ def test_approve_and_reject_a_tool_call(chat_server, chat_user, chat_page):
     page.wait_for_selector(
         "#conversation-list a:has-text('Please email everyone about the fire drill')"
     )
-    assert '"subject": "The fire drill on Friday"' in str(request.locator("pre").text_content())
+    # What the tool does (its docstring), and its arguments as names and values.
+    assert request.locator(".approval-description").text_content() == (
+        "Email every employee of the company. Needs the user's approval."
+    )
+    assert request.locator(".arguments dt").all_text_contents() == ["subject"]
+    assert request.locator(".arguments dd").all_text_contents() == ["The fire drill on Friday"]
     path = save_screenshot(page, "chat-approval")
     if os.environ.get("SAVE_DOCS_SCREENSHOT") == "1":
         shutil.copyfile(path, REPO_ROOT / "docs" / "images" / "chat-approval.png")
@@ -84,6 +89,13 @@ def test_approve_and_reject_a_tool_call(chat_server, chat_user, chat_page):
     wait_idle(page)
 
     request = ask_for_email(page, "Announce the cake in the kitchen")
+    page.reload()  # a waiting call after a reload: from the history frame, described alike
+    wait_connected(page)
+    request = page.locator(REQUEST).last
+    request.locator(".approval-description").wait_for()
+    assert request.locator(".arguments dd").all_text_contents() == [
+        "Announce the cake in the kitchen"
+    ]
     request.get_by_role("button", name="Reject").click()
     page.wait_for_selector(f"{REQUEST}[data-decision='rejected']")
     wait_for_reply(page, "You rejected the email")

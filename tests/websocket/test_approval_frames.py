@@ -50,6 +50,7 @@ async def test_approve_and_reject_from_two_tabs(alice_cookie, session_id):
         ("call-bob", "send_payment"),
     ]
     assert requests[0]["arguments"] == '{"amount":5,"to":"ann"}'
+    assert requests[0]["description"] == approval_agent.PAYMENT_DESCRIPTION
     assert requests[0]["expires_at"]
     run_id = frames[0]["run_id"]
     assert await first.nothing_more()  # waiting: no end of run
@@ -59,6 +60,7 @@ async def test_approve_and_reject_from_two_tabs(alice_cookie, session_id):
     history = await second.open()
     assert [p["call_id"] for p in history["pending_approvals"]] == ["call-ann", "call-bob"]
     assert history["pending_approvals"][0]["run_id"] == run_id
+    assert history["pending_approvals"][0]["description"] == approval_agent.PAYMENT_DESCRIPTION
     assert history["active_run"] is None
 
     await second.say("Something else")

@@ -125,6 +125,7 @@ const handlers = {
   },
   "text.delta"(frame) {
     if (activeRun === null) setBusy(frame.run_id);
+    listOnce(frame.run_id);
     transcript.appendDelta(frame.run_id, frame.delta);
   },
   "item.completed"(frame) {
@@ -138,6 +139,7 @@ const handlers = {
       transcript.finishReply();
       transcript.render(item);
     }
+    if (!(item.kind === "message" && item.role === "user")) listOnce(frame.run_id);
   },
   "run.completed"() {
     transcript.finishReply();
@@ -351,6 +353,16 @@ function stopRun() {
 }
 
 /* ---------- the sidebar ---------- */
+
+let listedRun = null;
+
+function listOnce(runId) {
+  // The run's first output comes after the SDK stored the user's message (before the first
+  // model call): from then on the conversation is listed, titled by its first message.
+  if (listedRun === runId) return;
+  listedRun = runId;
+  refreshConversations();
+}
 
 async function refreshConversations() {
   try {

@@ -31,6 +31,30 @@ function prettyJson(text) {
   }
 }
 
+const MAX_LISTED_ARGUMENTS = 20;
+
+/* A tool call's arguments as a person reads them: a list of names and values when they
+ * are simple (an object of strings, numbers, booleans), else the JSON, indented. */
+function argumentsView(text) {
+  let value;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    return element("pre", "payload", String(text));
+  }
+  const simple =
+    value !== null && typeof value === "object" && !Array.isArray(value) &&
+    Object.keys(value).length <= MAX_LISTED_ARGUMENTS &&
+    Object.values(value).every((field) => field === null || typeof field !== "object");
+  if (!simple) return element("pre", "payload", JSON.stringify(value, null, 2));
+  const list = element("dl", "arguments");
+  for (const [name, field] of Object.entries(value)) {
+    list.appendChild(element("dt", null, name));
+    list.appendChild(element("dd", null, typeof field === "string" ? field : JSON.stringify(field)));
+  }
+  return list;
+}
+
 const timeFormat = new Intl.DateTimeFormat(undefined, { hour: "2-digit", minute: "2-digit" });
 const dateTimeFormat = new Intl.DateTimeFormat(undefined, { dateStyle: "medium", timeStyle: "short" });
 
@@ -225,7 +249,10 @@ export class Transcript {
     box.dataset.callId = request.call_id;
     box.setAttribute("aria-label", strings.approvalNeeded + ": " + request.name);
     box.appendChild(element("h2", "approval-title", strings.approvalNeeded + ": " + request.name));
-    box.appendChild(element("pre", "payload", prettyJson(request.arguments)));
+    if (request.description) {
+      box.appendChild(element("p", "approval-description", request.description));
+    }
+    box.appendChild(argumentsView(request.arguments));
     const actions = element("div", "approval-actions");
     const approve = element("button", "approve-button", strings.approve);
     const reject = element("button", "reject-button", strings.reject);
