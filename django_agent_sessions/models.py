@@ -19,6 +19,8 @@ from django.utils.translation import gettext_lazy as _
 from django_agent_sessions import serialization
 
 SESSION_ID_MAX_LENGTH = 255
+#: An untitled conversation is titled by the start of its first user message, this long.
+AUTOMATIC_TITLE_CHARS = 80
 
 
 class AgentSession(models.Model):

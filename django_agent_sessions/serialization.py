@@ -254,15 +254,6 @@ def preview(item: Mapping[str, Any]) -> str:
     return column_text(collapse_whitespace(text[: PREVIEW_CHARS * 4]), PREVIEW_CHARS)
 
 
-def automatic_title(item: Mapping[str, Any]) -> str:
-    """The title a conversation gets from its first user message: its preview's start."""
-    return preview(item)[:TITLE_CHARS]
-
-
-#: An automatic title is at most this long.
-TITLE_CHARS = 80
-
-
 def collapse_whitespace(text: str) -> str:
     """``" ".join(text.split())``: the split and join (a fifth of encoding two items) are
     skipped for printable text with no leading, trailing or doubled space, which they

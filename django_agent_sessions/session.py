@@ -15,7 +15,7 @@ from django.db import router
 
 from django_agent_sessions import bridge, serialization
 from django_agent_sessions.conf import app_settings
-from django_agent_sessions.models import SESSION_ID_MAX_LENGTH, AgentSession
+from django_agent_sessions.models import AUTOMATIC_TITLE_CHARS, SESSION_ID_MAX_LENGTH, AgentSession
 from django_agent_sessions.store import compaction
 from django_agent_sessions.store import items as stored_items
 
@@ -221,5 +221,5 @@ def _title_from(batch: list[serialization.EncodedItem]) -> str:
     """
     for encoded in batch:
         if encoded.item_type == "message" and encoded.role == "user" and encoded.preview:
-            return encoded.preview[: serialization.TITLE_CHARS]  # automatic_title's
+            return encoded.preview[:AUTOMATIC_TITLE_CHARS]
     return ""

@@ -15,7 +15,12 @@ from django.db.models import Q
 from django.utils import timezone
 
 from django_agent_sessions import serialization
-from django_agent_sessions.models import AgentRun, AgentSession, SessionItem
+from django_agent_sessions.models import (
+    AUTOMATIC_TITLE_CHARS,
+    AgentRun,
+    AgentSession,
+    SessionItem,
+)
 from django_agent_sessions.store import items
 from django_agent_sessions.store.conversations import delete_items_of
 from django_agent_sessions.store.items import Scope
@@ -93,7 +98,7 @@ def _forget_automatic_title(session_pk: int, taken_message: Any, using: str) -> 
     rows = SessionItem.objects.using(using).filter(session_id=session_pk)
     if rows.filter(item_type="message", role="user").exists():
         return  # not the first message: the title came from an earlier one
-    automatic = serialization.automatic_title(taken_message)
+    automatic = serialization.preview(taken_message)[:AUTOMATIC_TITLE_CHARS]
     AgentSession.objects.using(using).filter(pk=session_pk, title=automatic).update(title="")
 
 

@@ -7,8 +7,14 @@
  * Plain ES modules served as static files, no build step, no inline script or style, so a
  * strict Content-Security-Policy works.
  */
+import { Composer } from "./composer.js";
 import { Connection } from "./connection.js";
-import { Transcript, element } from "./transcript.js";
+import { Feedback } from "./feedback.js";
+import { Heading } from "./heading.js";
+import { post as postJson } from "./http.js";
+import { OlderItems } from "./older.js";
+import { Sidebar } from "./sidebar.js";
+import { Transcript } from "./transcript.js";
 
 const body = document.body;
 const config = body.dataset;
@@ -37,29 +43,21 @@ const ui = {
 };
 const emptyText = $("empty-transcript-text").textContent.trim();
 const transcript = new Transcript(ui.transcript, strings);
+const older = new OlderItems(ui.transcript, transcript, (frame) => connection.send(frame), strings);
+const heading = new Heading(ui, renameConversation, () => sidebar.refresh());
+const sidebar = new Sidebar(ui.list, ui.toggle, config, strings, (title) => {
+  // The open conversation, as listed: stored, and titled.
+  heading.showListed(title);
+  markSaved();
+});
 let activeRun = null; // the run_id of the conversation's running run, if any
-let editing = false; // the composer holds an edited version of the last user message
-let rewinding = false;
 
 /* ---------- feedback ---------- */
 
-function showError(message) {
-  ui.error.textContent = message;
-  ui.error.hidden = false;
-}
-
-function hideError() {
-  ui.error.hidden = true;
-  ui.error.textContent = "";
-}
-
-function announce(text) {
-  // Screen readers hear the outcome once, besides the log's new messages.
-  ui.announcer.textContent = "";
-  window.setTimeout(() => {
-    ui.announcer.textContent = text;
-  }, 50);
-}
+const feedback = new Feedback(ui.error, ui.announcer);
+const showError = (message) => feedback.showError(message);
+const hideError = () => feedback.hideError();
+const announce = (text) => feedback.announce(text);
 
 function setBusy(runId) {
   // Hiding the focused Stop button would drop focus to <body>: keep it in the composer.
@@ -77,7 +75,7 @@ function setBusy(runId) {
 }
 
 function updateComposer() {
-  ui.send.disabled = !connection.isOpen || activeRun !== null || rewinding;
+  ui.send.disabled = !connection.isOpen || activeRun !== null || composer.rewinding;
 }
 
 function markSaved() {
@@ -93,6 +91,7 @@ function markSaved() {
 const handlers = {
   history(frame) {
     transcript.reset();
+    older.reset(frame);
     (frame.items || []).forEach((item) => transcript.render(item));
     if ((frame.items || []).length) markSaved();
     // A run in flight: its items so far, then the text of the message being written.
@@ -103,21 +102,26 @@ const handlers = {
     }
     // A run waiting for decisions holds the conversation, like a running one.
     const pending = frame.pending_approvals || [];
-    pending.forEach((request) => transcript.approval(request, decide));
+    pending.forEach((request) => transcript.approvals.show(request, decide));
     setBusy(active ? active.run_id : pending.length ? pending[0].run_id : null);
     transcript.showEmptyHint(emptyText);
     transcript.scrollToEnd();
+    performance.mark("das:history-shown"); // when the conversation first showed
+    older.loadIfVisible();
+  },
+  "history.page"(frame) {
+    older.received(frame);
   },
   "approval.requested"(frame) {
     transcript.finishReply();
     setBusy(frame.run_id);
-    transcript.approval(frame, decide);
+    transcript.approvals.show(frame, decide);
     announce(strings.approvalNeeded + ": " + frame.name);
     // The run waits, perhaps in a conversation its first message just created.
-    refreshConversations();
+    sidebar.refresh();
   },
   "approval.resolved"(frame) {
-    transcript.resolveApproval(frame.call_id, frame.approve, frame.reason);
+    transcript.approvals.resolve(frame.call_id, frame.approve, frame.reason);
   },
   "run.started"(frame) {
     hideError();
@@ -125,7 +129,7 @@ const handlers = {
   },
   "text.delta"(frame) {
     if (activeRun === null) setBusy(frame.run_id);
-    listOnce(frame.run_id);
+    sidebar.listOnce(frame.run_id);
     transcript.appendDelta(frame.run_id, frame.delta);
   },
   "item.completed"(frame) {
@@ -139,20 +143,20 @@ const handlers = {
       transcript.finishReply();
       transcript.render(item);
     }
-    if (!(item.kind === "message" && item.role === "user")) listOnce(frame.run_id);
+    if (!(item.kind === "message" && item.role === "user")) sidebar.listOnce(frame.run_id);
   },
   "run.completed"() {
     transcript.finishReply();
     setBusy(null);
     announce(strings.replied);
-    refreshConversations();
+    sidebar.refresh();
   },
   "run.cancelled"() {
     // A half-written reply is not in the history: say that it stopped.
     if (!transcript.finishReply(null, "cancelled", strings.stopped)) transcript.note(strings.stopped);
     setBusy(null);
     announce(strings.stopped);
-    refreshConversations();
+    sidebar.refresh();
   },
   "run.failed"(frame) {
     const error = frame.error || {};
@@ -162,7 +166,7 @@ const handlers = {
     }
     setBusy(null);
     showError(text);
-    refreshConversations();
+    sidebar.refresh();
   },
   error(frame) {
     showError(frame.code === "busy" ? strings.busy : frame.message || frame.code);
@@ -190,41 +194,25 @@ const connection = new Connection(config.socketPath, {
 
 /* ---------- HTTP actions ---------- */
 
-function csrfToken() {
-  const match = document.cookie.match(/(?:^|;\s*)csrftoken=([^;]+)/);
-  if (match) return decodeURIComponent(match[1]);
-  const field = document.querySelector("input[name=csrfmiddlewaretoken]");
-  return field ? field.value : "";
-}
-
 async function post(url, fields) {
-  let response;
-  try {
-    response = await fetch(url, {
-      method: "POST",
-      credentials: "same-origin",
-      headers: { "X-CSRFToken": csrfToken() },
-      body: fields ? new URLSearchParams(fields) : undefined,
-    });
-  } catch (error) {
-    showError(strings.actionFailed);
-    return null;
-  }
-  const data = await response.json().catch(() => ({}));
-  if (!response.ok) {
-    showError(data.error || strings.actionFailed);
-    return null;
-  }
-  hideError();
-  return data;
+  return postJson(url, fields, {
+    failed: (message) => showError(message || strings.actionFailed),
+    succeeded: hideError,
+  });
 }
 
 async function clearConversation() {
   if (!window.confirm(strings.confirmClear)) return;
   if (!(await post(config.clearUrl))) return;
   transcript.reset();
+  older.reset({ has_more: false, oldest_id: null });
   transcript.showEmptyHint(emptyText);
   ui.input.focus();
+}
+
+async function renameConversation(title) {
+  const data = await post(config.renameUrl, { title: title });
+  return data ? data.title : null;
 }
 
 async function deleteConversation() {
@@ -233,70 +221,13 @@ async function deleteConversation() {
   if (data) window.location.assign(data.next);
 }
 
-function startRename() {
-  ui.renameInput.value = ui.title.textContent;
-  ui.title.hidden = true;
-  ui.actions.hidden = true;
-  ui.renameForm.hidden = false;
-  ui.renameInput.focus();
-  ui.renameInput.select();
-}
-
-function endRename() {
-  ui.renameForm.hidden = true;
-  ui.title.hidden = false;
-  ui.actions.hidden = false;
-  ui.rename.focus();
-}
-
-async function submitRename(event) {
-  event.preventDefault();
-  const data = await post(config.renameUrl, { title: ui.renameInput.value });
-  if (!data) return;
-  setTitle(data.title);
-  endRename();
-  refreshConversations();
-}
-
-function setTitle(title) {
-  ui.title.textContent = title;
-  document.title = title + " · " + document.title.split(" · ").pop();
-}
-
-/* Edit and regenerate: take the last turn back (pop_item), then send it again. */
-async function rewind() {
-  rewinding = true;
-  updateComposer();
-  try {
-    return await post(config.rewindUrl);
-  } finally {
-    rewinding = false;
-    updateComposer();
-  }
-}
-
+/* Regenerate: take the last turn back, then send its message again. */
 async function regenerate() {
   if (activeRun !== null) return;
-  const data = await rewind();
+  const data = await composer.takeBack();
   if (!data) return;
   transcript.dropLastTurn();
   sendText(data.text);
-}
-
-function startEdit(article) {
-  if (activeRun !== null) return;
-  editing = true;
-  ui.editingNote.hidden = false;
-  ui.input.value = article.copyText;
-  growComposer();
-  ui.input.focus();
-}
-
-function cancelEdit() {
-  editing = false;
-  ui.editingNote.hidden = true;
-  ui.input.value = "";
-  growComposer();
 }
 
 /* ---------- the composer ---------- */
@@ -309,40 +240,15 @@ function sendText(text) {
   return true;
 }
 
-async function submitMessage(event) {
-  event.preventDefault();
-  const text = ui.input.value.trim();
-  if (!text || rewinding) return;
-  if (activeRun !== null) {
-    showError(strings.busy);
-    return;
-  }
-  if (!connection.isOpen) return;
-  if (editing) {
-    const data = await rewind();
-    if (!data) return;
-    transcript.dropLastTurn();
-    editing = false;
-    ui.editingNote.hidden = true;
-  }
-  if (!sendText(text)) return;
-  ui.input.value = "";
-  growComposer();
-  ui.input.focus();
-}
-
-function growComposer() {
-  // Grows with its text up to the CSS max-height, then scrolls.
-  ui.input.style.height = "auto";
-  ui.input.style.height = ui.input.scrollHeight + 2 + "px";
-}
-
-function onKeyDown(event) {
-  if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
-    event.preventDefault();
-    ui.form.requestSubmit();
-  }
-}
+const composer = new Composer(ui, {
+  isBusy: () => activeRun !== null,
+  isOpen: () => connection.isOpen,
+  onBusy: () => showError(strings.busy),
+  send: sendText,
+  takeBack: () => post(config.rewindUrl),
+  dropLastTurn: () => transcript.dropLastTurn(),
+  changed: () => updateComposer(),
+});
 
 function decide(callId, approve) {
   return connection.send({ type: "approval", call_id: callId, approve: approve });
@@ -352,75 +258,26 @@ function stopRun() {
   if (connection.send({ type: "cancel" })) ui.stop.disabled = true;
 }
 
-/* ---------- the sidebar ---------- */
-
-let listedRun = null;
-
-function listOnce(runId) {
-  // The run's first output comes after the SDK stored the user's message (before the first
-  // model call): from then on the conversation is listed, titled by its first message.
-  if (listedRun === runId) return;
-  listedRun = runId;
-  refreshConversations();
-}
-
-async function refreshConversations() {
-  try {
-    const response = await fetch(config.listUrl, { credentials: "same-origin" });
-    if (response.ok) renderConversations((await response.json()).conversations || []);
-  } catch (error) {
-    /* the sidebar refreshes again after the next run */
-  }
-}
-
-function renderConversations(conversations) {
-  const items = conversations.map((conversation) => {
-    const li = element("li");
-    const link = element("a", null, conversation.title || strings.untitled);
-    link.href = conversation.url;
-    if (conversation.id === config.sessionId) {
-      link.setAttribute("aria-current", "page");
-      if (ui.renameForm.hidden) setTitle(link.textContent);
-      markSaved();
-    }
-    li.appendChild(link);
-    return li;
-  });
-  if (!items.length) items.push(element("li", "empty", strings.empty));
-  ui.list.replaceChildren(...items);
-}
-
-function toggleSidebar() {
-  const open = ui.toggle.getAttribute("aria-expanded") !== "true";
-  ui.toggle.setAttribute("aria-expanded", String(open));
-  body.classList.toggle("sidebar-open", open);
-}
-
 /* ---------- wiring ---------- */
 
-ui.form.addEventListener("submit", submitMessage);
-ui.input.addEventListener("keydown", onKeyDown);
-ui.input.addEventListener("input", growComposer);
 ui.stop.addEventListener("click", stopRun);
 ui.clear.addEventListener("click", clearConversation);
 ui.remove.addEventListener("click", deleteConversation);
-ui.rename.addEventListener("click", startRename);
-ui.renameForm.addEventListener("submit", submitRename);
-ui.renameCancel.addEventListener("click", endRename);
-ui.toggle.addEventListener("click", toggleSidebar);
 ui.transcript.addEventListener("transcript:regenerate", () => regenerate());
-ui.transcript.addEventListener("transcript:edit", (event) => startEdit(event.detail.article));
+ui.transcript.addEventListener("transcript:edit", (event) => {
+  composer.startEdit(event.detail.article.copyText);
+});
 document.addEventListener("keydown", (event) => {
   if (event.key !== "Escape") return;
-  if (!ui.renameForm.hidden) {
-    endRename();
+  if (heading.isRenaming) {
+    heading.end();
   } else if (activeRun !== null) {
     event.preventDefault();
     stopRun();
-  } else if (editing) {
-    cancelEdit();
-  } else if (body.classList.contains("sidebar-open")) {
-    toggleSidebar();
+  } else if (composer.editing) {
+    composer.cancelEdit();
+  } else if (sidebar.isOpen) {
+    sidebar.toggleOpen();
     ui.toggle.focus();
   }
 });

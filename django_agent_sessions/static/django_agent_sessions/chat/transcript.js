@@ -10,78 +10,8 @@
  * Every rendered item carries data-kind (and messages data-role); a stopped or failed
  * reply carries data-status. Themes and tests rely on these attributes.
  */
-
-export function element(tag, className, text) {
-  const node = document.createElement(tag);
-  if (className) node.className = className;
-  if (text !== undefined) node.textContent = text;
-  return node;
-}
-
-function shorten(text, length) {
-  const flat = String(text).replace(/\s+/g, " ").trim();
-  return flat.length > length ? flat.slice(0, length - 1) + "…" : flat;
-}
-
-function prettyJson(text) {
-  try {
-    return JSON.stringify(JSON.parse(text), null, 2);
-  } catch (error) {
-    return String(text);
-  }
-}
-
-const MAX_LISTED_ARGUMENTS = 20;
-
-/* A tool call's arguments as a person reads them: a list of names and values when they
- * are simple (an object of strings, numbers, booleans), else the JSON, indented. */
-function argumentsView(text) {
-  let value;
-  try {
-    value = JSON.parse(text);
-  } catch (error) {
-    return element("pre", "payload", String(text));
-  }
-  const simple =
-    value !== null && typeof value === "object" && !Array.isArray(value) &&
-    Object.keys(value).length <= MAX_LISTED_ARGUMENTS &&
-    Object.values(value).every((field) => field === null || typeof field !== "object");
-  if (!simple) return element("pre", "payload", JSON.stringify(value, null, 2));
-  const list = element("dl", "arguments");
-  for (const [name, field] of Object.entries(value)) {
-    list.appendChild(element("dt", null, name));
-    list.appendChild(element("dd", null, typeof field === "string" ? field : JSON.stringify(field)));
-  }
-  return list;
-}
-
-const timeFormat = new Intl.DateTimeFormat(undefined, { hour: "2-digit", minute: "2-digit" });
-const dateTimeFormat = new Intl.DateTimeFormat(undefined, { dateStyle: "medium", timeStyle: "short" });
-
-function timestamp(value) {
-  const date = value ? new Date(value) : new Date();
-  const valid = !Number.isNaN(date.getTime()) ? date : new Date();
-  const node = element("time", "timestamp", timeFormat.format(valid));
-  node.dateTime = valid.toISOString();
-  node.title = dateTimeFormat.format(valid);
-  return node;
-}
-
-export async function copyText(text) {
-  if (navigator.clipboard && window.isSecureContext) {
-    await navigator.clipboard.writeText(text);
-    return;
-  }
-  // Plain http on a non-local host: the old way still works.
-  const area = element("textarea");
-  area.value = text;
-  area.setAttribute("readonly", "");
-  area.className = "visually-hidden";
-  document.body.appendChild(area);
-  area.select();
-  document.execCommand("copy");
-  area.remove();
-}
+import { Approvals } from "./approvals.js";
+import { copyText, element, prettyJson, shorten, timestamp } from "./dom.js";
 
 export class Transcript {
   constructor(container, strings) {
@@ -91,6 +21,8 @@ export class Transcript {
     this.pendingEcho = []; // our own messages, shown before the server confirmed them
     this.idle = true;
     this.toolNames = new Map(); // call_id -> tool name, to label outputs
+    this.sink = null; // while older items are prepended: the fragment they go into
+    this.approvals = new Approvals(container, strings, (node) => this.append(node));
   }
 
   reset() {
@@ -110,12 +42,28 @@ export class Transcript {
   }
 
   append(node) {
+    if (this.sink) return this.sink.appendChild(node);
     const hint = this.container.querySelector(".empty-hint");
     if (hint) hint.remove();
     const follow = this.nearEnd(80);
     this.container.appendChild(node);
     if (follow) this.scrollToEnd();
     return node;
+  }
+
+  /* Older items (a history.page) above those shown, the view staying where it was. */
+  prepend(items, before) {
+    this.sink = document.createDocumentFragment();
+    try {
+      items.forEach((item) => this.render(item));
+    } finally {
+      const older = this.sink;
+      this.sink = null;
+      const box = this.container;
+      const fromBottom = box.scrollHeight - box.scrollTop;
+      box.insertBefore(older, before ? before.nextSibling : box.firstChild);
+      box.scrollTop = box.scrollHeight - fromBottom;
+    }
   }
 
   /* ---------- messages ---------- */
@@ -236,52 +184,6 @@ export class Transcript {
       default:
         return null; // kinds a chat page need not show
     }
-  }
-
-  /* ---------- tool calls waiting for a decision (approval.requested) ---------- */
-
-  approval(request, onDecide) {
-    const strings = this.strings;
-    const existing = this.findApproval(request.call_id);
-    if (existing) return existing;
-    const box = element("section", "entry approval");
-    box.dataset.kind = "approval";
-    box.dataset.callId = request.call_id;
-    box.setAttribute("aria-label", strings.approvalNeeded + ": " + request.name);
-    box.appendChild(element("h2", "approval-title", strings.approvalNeeded + ": " + request.name));
-    if (request.description) {
-      box.appendChild(element("p", "approval-description", request.description));
-    }
-    box.appendChild(argumentsView(request.arguments));
-    const actions = element("div", "approval-actions");
-    const approve = element("button", "approve-button", strings.approve);
-    const reject = element("button", "reject-button", strings.reject);
-    for (const [button, decision] of [[approve, true], [reject, false]]) {
-      button.type = "button";
-      button.addEventListener("click", () => {
-        approve.disabled = reject.disabled = true;
-        if (!onDecide(request.call_id, decision)) approve.disabled = reject.disabled = false;
-      });
-      actions.appendChild(button);
-    }
-    box.appendChild(actions);
-    return this.append(box);
-  }
-
-  findApproval(callId) {
-    return Array.from(this.container.querySelectorAll("[data-kind='approval']")).find(
-      (node) => node.dataset.callId === callId
-    );
-  }
-
-  resolveApproval(callId, approved, reason) {
-    const box = this.findApproval(callId);
-    if (!box || box.dataset.decision) return;
-    const strings = this.strings;
-    box.dataset.decision = approved ? "approved" : "rejected";
-    const outcome = approved ? strings.approved : reason === "expired" ? strings.expired : strings.rejected;
-    const actions = box.querySelector(".approval-actions");
-    if (actions) actions.replaceWith(element("p", "approval-outcome", outcome));
   }
 
   note(text, className) {
