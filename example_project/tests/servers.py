@@ -248,3 +248,15 @@ def create_user(env: dict[str, str], username: str = "") -> tuple[str, str]:
         with psycopg.connect(url, autocommit=True) as server:
             server.execute(_INSERT_USER.format(p="%s", now="now()").encode(), (hashed, username))
     return username, password
+
+
+def query(env: dict[str, str], sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    """The rows of ``sql`` (``%s`` placeholders) on the servers' database."""
+    url = env["DATABASE_URL"]
+    if url.startswith("sqlite:///"):
+        with contextlib.closing(sqlite3.connect(url.removeprefix("sqlite:///"))) as db:
+            return db.execute(sql.replace("%s", "?"), params).fetchall()
+    import psycopg
+
+    with psycopg.connect(url) as server:
+        return server.execute(sql.encode(), params).fetchall()
