@@ -32,6 +32,8 @@ ensure_system_packages() {
     command -v redis-server >/dev/null || missing+=(redis-server)
     # Fonts are only a recommendation of chromium; screenshots need real glyphs.
     command -v chromium >/dev/null || missing+=(chromium fonts-liberation)
+    # makemessages and msgfmt, for the translation tests (tests/test_translations.py).
+    command -v msgfmt >/dev/null || missing+=(gettext)
     if [ ${#missing[@]} -gt 0 ]; then
         echo "installing Debian packages: ${missing[*]}"
         _apt_install "${missing[@]}"

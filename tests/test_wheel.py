@@ -54,6 +54,8 @@ def test_wheel_ships_the_app_and_only_the_app(wheel):
         "django_agent_sessions/static/django_agent_sessions/chat/chat.css",
         # The wire protocol's JSON Schema, for front ends to fetch.
         "django_agent_sessions/static/django_agent_sessions/wire-protocol.schema.json",
+        # The message catalogue, the template for translations (bin/messages).
+        "django_agent_sessions/locale/en/LC_MESSAGES/django.po",
     ]:
         assert shipped in names, shipped
     assert not [n for n in names if n.startswith(("tests/", "example_project/", "benchmarks/"))]
