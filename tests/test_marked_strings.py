@@ -17,7 +17,7 @@ PACKAGE_DIR = Path(__file__).resolve().parent.parent / "django_agent_sessions"
 TEMPLATES = sorted((PACKAGE_DIR / "templates").rglob("*.html"))
 SCRIPTS = sorted((PACKAGE_DIR / "static").rglob("*.js"))
 CHAT = PACKAGE_DIR / "templates" / "django_agent_sessions" / "chat.html"
-CHAT_SCRIPT = PACKAGE_DIR / "static" / "django_agent_sessions" / "chat" / "chat.js"
+CHAT_SCRIPT = PACKAGE_DIR / "static" / "django_agent_sessions" / "chat" / "sidebar.js"
 
 
 def report(path: Path, found: list) -> list[str]:
@@ -63,7 +63,7 @@ def test_an_unmarked_text_of_the_chat_page_is_reported_with_its_line():
 
 def test_an_unmarked_text_of_the_chat_script_is_reported_with_its_line():
     source = CHAT_SCRIPT.read_text()
-    marked = "strings.untitled"
+    marked = "this.strings.untitled"
     line = source[: source.index(marked)].count("\n") + 1
     broken = source.replace(marked, '"Untitled"')
     assert [(item.line, item.text) for item in marked_scripts.unmarked(broken)] == [
