@@ -49,6 +49,7 @@ def test_the_guide_covers_every_step():
         ("mysite/asgi.py", "replace"),
         ("mysite/urls.py", "replace"),
         ("mysite/chat_agent.py", "new"),
+        ("templates/django_agent_sessions/base.html", "new"),
         ("install", None),
         ("shell", None),
     }
@@ -124,6 +125,7 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, s
             path.write_text(path.read_text() + "\n" + body)
         else:
             assert (mode == "new") != path.exists(), f"{target}: the guide says {mode}"
+            path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(body)
     return project_dir, env
 
@@ -185,12 +187,42 @@ def server(project) -> Iterator[str]:
         log.close()
 
 
+def assert_styled_by_the_guides_base_template(page) -> None:
+    """The guide's own base.html is the one in use, and chat.css still styles the page."""
+    assert page.title().endswith(" · My site")
+    styles = page.evaluate(
+        """() => {
+          const style = (id) => getComputedStyle(document.getElementById(id));
+          return {
+            send: style("send-button").backgroundColor,
+            layout: getComputedStyle(document.querySelector(".layout")).display,
+            sidebar: style("sidebar").width,
+          };
+        }"""
+    )
+    # chat.css's --das-accent on the Send button, and its 17rem sidebar beside the chat.
+    assert styles == {"send": "rgb(29, 78, 216)", "layout": "flex", "sidebar": "272px"}, styles
+
+
 def test_a_fresh_project_chats(browser, server):  # noqa: F811
     context = browser.new_context(viewport={"width": 1200, "height": 800})
     context.set_default_timeout(20_000)
     page = context.new_page()
     problems: list[str] = []
     page.on("pageerror", lambda error: problems.append(str(error)))
+    # Nothing the pages ask for may fail: no favicon 404, no missing static file.
+    page.on(
+        "console",
+        lambda note: (
+            problems.append(f"{note.text} {note.location}") if note.type == "error" else None
+        ),
+    )
+    page.on(
+        "response",
+        lambda response: (
+            problems.append(f"{response.status} {response.url}") if response.status >= 400 else None
+        ),
+    )
     try:
         page.goto(server + "/chat/")
         # Not signed in: the admin's login page, as the guide's LOGIN_URL says.
@@ -199,6 +231,9 @@ def test_a_fresh_project_chats(browser, server):  # noqa: F811
         page.get_by_role("button", name="Log in").click()
         page.wait_for_url(re.compile(r".*/chat/c/[0-9a-f]{32}/$"))
         page.wait_for_selector('#connection-status[data-state="connected"]')
+        problems.clear()  # the admin's login page has no icon: its /favicon.ico is a 404
+        icon = page.locator("link[rel=icon]").get_attribute("href")
+        assert page.request.get(server + str(icon)).status == 200
 
         box = page.get_by_label("Message", exact=True)
         box.fill("hello there")
@@ -210,7 +245,14 @@ def test_a_fresh_project_chats(browser, server):  # noqa: F811
         assert "print('hello from the chat')" in str(reply.locator("pre code").text_content())
         # The conversation now exists, and is listed under the title of its first message.
         page.wait_for_selector("#conversation-list a[aria-current=page]:text('hello there')")
+        assert_styled_by_the_guides_base_template(page)
         save_screenshot(page, "integration-fresh-project")
         assert problems == []
+
+        # Signing out works with nothing but the admin's URLs, and comes back to a login
+        # (the admin's page, which has no icon of its own: its favicon request may 404).
+        page.get_by_role("button", name=f"Log out {USERNAME}").click()
+        page.wait_for_url(re.compile(r".*/admin/login/\?next=/chat/$"))
+        assert page.request.get(server + "/chat/", max_redirects=0).status == 302
     finally:
         context.close()
