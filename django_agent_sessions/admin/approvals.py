@@ -60,6 +60,7 @@ class ToolApprovalAdmin(_ModelAdmin):
         "conversation",
         "run_id_display",
         "name",
+        "description",
         "call_id",
         "arguments",
         "state",

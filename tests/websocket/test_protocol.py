@@ -261,3 +261,13 @@ async def test_a_stored_message_with_a_role_outside_the_protocol_is_shown_as_oth
         ("other", None, "message"),
         ("message", "developer", None),
     ]
+
+
+def test_the_protocol_document_says_what_connecting_does():
+    """What the behaviour test (test_consumer's connecting_writes_nothing) checks, and only
+    that: a document that also says a connection creates a conversation contradicts it."""
+    document = Path(__file__).resolve().parents[2] / "docs" / "wire-protocol.md"
+    text = " ".join(document.read_text().split())
+    assert "Connecting writes nothing." in text
+    assert "Connecting to an id nobody uses yet writes nothing" in text
+    assert not re.search(r"[Cc]onnecting[^.:;]*creates", text), "connecting creates nothing"
