@@ -12,6 +12,7 @@ import asyncio
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 import uuid
 from collections.abc import Iterator
@@ -115,6 +116,12 @@ def run_status(stack: Stack, run_id: str) -> tuple[str, str]:
     return rows[0][0], rows[0][1]
 
 
+def read_lines(stream: Any, lines: list[str]) -> None:
+    """Append each line of ``stream`` as it comes, until it ends."""
+    for line in stream:
+        lines.append(line)
+
+
 async def wait_for(condition: Any, timeout: float, poll: float = 0.2) -> bool:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -181,23 +188,29 @@ async def test_the_sweep_ends_a_killed_workers_run_in_a_conversation_nobody_open
     sweep = subprocess.Popen(
         [sys.executable, "manage.py", "agent_sessions_sweep", "--every", "1"],
         cwd=REPO_ROOT,
-        env={**live.env, "PYTHONUNBUFFERED": "1"},  # its report survives the terminate()
+        env={**live.env, "PYTHONUNBUFFERED": "1"},  # each report as it is made
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
+        text=True,
     )
+    # The sweep's own report is the event: the run's row changes a moment before it.
+    output: list[str] = []
+    reader = threading.Thread(target=read_lines, args=(sweep.stdout, output), daemon=True)
+    reader.start()
+    report = "Ended 1 run(s) whose worker died"
     try:
-        ended = await wait_for(lambda: run_status(live, run_id)[0] != "running", LEASE * 3)
+        ended = await wait_for(lambda: any(report in line for line in output), LEASE * 3)
     finally:
         sweep.terminate()
-        output = sweep.communicate(timeout=15)[0].decode()
+        sweep.wait(timeout=15)
+        reader.join(timeout=15)
     waited = time.monotonic() - killed_at
     print(f"MEASURED the sweep ended the lost run {waited:.1f}s after SIGKILL")
-    assert ended, output
+    assert ended, "".join(output)
     assert run_status(live, run_id)[0] == "failed"
     # The lease, one sweep interval and the command's start (a Django process: seconds on
     # a loaded machine); the same bound as for a watched run's lost worker above.
     assert waited < LEASE * 3, waited
-    assert "Ended 1 run(s) whose worker died" in output, output
     open_calls = live.query(
         "SELECT count(*) FROM django_agent_sessions_sessionitem i"
         " JOIN django_agent_sessions_agentsession s ON s.id = i.session_id"
