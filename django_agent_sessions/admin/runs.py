@@ -63,8 +63,9 @@ class AgentRunAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
     @admin.display(description=_("duration"))
     def duration(self, run: AgentRun) -> str:
         if run.finished_at is None:
-            return "-"
-        return f"{(run.finished_at - run.started_at).total_seconds():.1f} s"
+            return str(self.get_empty_value_display())
+        seconds = (run.finished_at - run.started_at).total_seconds()
+        return _("%(seconds).1f s") % {"seconds": seconds}
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False
