@@ -22,6 +22,7 @@ a live run also reports them as ``handoff`` events, which ``websocket.wire`` sho
 
 from __future__ import annotations
 
+import bisect
 import json
 from collections.abc import Mapping
 from typing import Any, NamedTuple, Protocol, TypeGuard, TypeVar
@@ -209,8 +210,8 @@ _Run = TypeVar("_Run", bound=RunSpan)
 
 
 def notes_to_show(item_ids: list[int], runs: list[_Run]) -> list[_Run]:
-    """Which of the stopped or failed ``runs`` keep their note beside these items, ordered
-    by the item each note follows (a run's ``last_item_id``).
+    """Which of the stopped or failed ``runs`` keep their note beside these items (ids
+    ascending), ordered by the item each note follows (a run's ``last_item_id``).
 
     A run's note (the reply it had streamed) follows its items. When none of them is
     stored any more (an edit or a regenerate took the turn back, or the conversation was
@@ -222,6 +223,8 @@ def notes_to_show(item_ids: list[int], runs: list[_Run]) -> list[_Run]:
 
 
 def _turn_kept(run: RunSpan, item_ids: list[int]) -> bool:
+    """``item_ids`` ascending (history order): one bisection per run."""
     if run.last_item_id <= run.history_item_id:
         return True
-    return any(run.history_item_id < item_id <= run.last_item_id for item_id in item_ids)
+    first_after = bisect.bisect_right(item_ids, run.history_item_id)
+    return first_after < len(item_ids) and item_ids[first_after] <= run.last_item_id

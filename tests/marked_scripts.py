@@ -18,6 +18,7 @@ used as a key (``strings["x"]``) is not text; a regular-expression literal holdi
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 #: Functions that show one of their arguments: its position.
@@ -96,29 +97,9 @@ def _mask(source: str) -> tuple[str, list[tuple[int, int]]]:
     return "".join(masked), literals
 
 
-def _arguments(masked: str, start: int) -> list[tuple[int, int]]:
-    """The spans of a call's arguments; ``start`` is just after its opening parenthesis."""
-    arguments, depth, begin = [], 0, start
-    for index in range(start, len(masked)):
-        char = masked[index]
-        if char in _OPEN:
-            depth += 1
-        elif char in _CLOSE:
-            depth -= 1
-            if depth < 0:
-                break
-        elif char == "," and depth == 0:
-            arguments.append((begin, index))
-            begin = index + 1
-    else:
-        index = len(masked)
-    if masked[begin:index].strip():
-        arguments.append((begin, index))
-    return arguments
-
-
-def _expression_end(masked: str, start: int) -> int:
-    """Where an assigned expression ends: its ``;``, or the bracket that closes around it."""
+def _top_level(masked: str, start: int) -> Iterator[tuple[int, str]]:
+    """The characters at bracket depth 0 from ``start``, then ``(end, "")``: ``end`` is the
+    bracket that closes around ``start``, or the end of the source."""
     depth = 0
     for index in range(start, len(masked)):
         char = masked[index]
@@ -127,10 +108,30 @@ def _expression_end(masked: str, start: int) -> int:
         elif char in _CLOSE:
             depth -= 1
             if depth < 0:
-                return index
-        elif char == ";" and depth == 0:
-            return index
-    return len(masked)
+                yield index, ""
+                return
+        elif depth == 0:
+            yield index, char
+    yield len(masked), ""
+
+
+def _arguments(masked: str, start: int) -> list[tuple[int, int]]:
+    """The spans of a call's arguments; ``start`` is just after its opening parenthesis."""
+    arguments, begin = [], start
+    for index, char in _top_level(masked, start):
+        if char == ",":
+            arguments.append((begin, index))
+            begin = index + 1
+        elif char == "":
+            if masked[begin:index].strip():
+                arguments.append((begin, index))
+            return arguments
+    return arguments
+
+
+def _expression_end(masked: str, start: int) -> int:
+    """Where an assigned expression ends: its ``;``, or the bracket that closes around it."""
+    return next(index for index, char in _top_level(masked, start) if char in (";", ""))
 
 
 def _literal_text(source: str, span: tuple[int, int]) -> str:

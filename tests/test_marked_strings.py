@@ -51,24 +51,19 @@ def test_every_visible_text_of_the_scripts_comes_from_the_page():
 # The checkers fail ---------------------------------------------------------------------------
 
 
-def test_an_unmarked_text_of_the_chat_page_is_reported_with_its_line():
-    source = CHAT.read_text()
-    marked = '{% translate "Send" %}'
+@pytest.mark.parametrize(
+    ("checker", "path", "marked", "unmarked"),
+    [
+        (marked_templates, CHAT, '{% translate "Send" %}', "Send"),
+        (marked_scripts, CHAT_SCRIPT, "this.strings.untitled", '"Untitled"'),
+    ],
+    ids=["template", "script"],
+)
+def test_an_unmarked_text_of_the_app_is_reported_with_its_line(checker, path, marked, unmarked):
+    source = path.read_text()
     line = source[: source.index(marked)].count("\n") + 1
-    broken = source.replace(marked, "Send")
-    assert [(item.line, item.text) for item in marked_templates.unmarked(broken)] == [
-        (line, "Send")
-    ]
-
-
-def test_an_unmarked_text_of_the_chat_script_is_reported_with_its_line():
-    source = CHAT_SCRIPT.read_text()
-    marked = "this.strings.untitled"
-    line = source[: source.index(marked)].count("\n") + 1
-    broken = source.replace(marked, '"Untitled"')
-    assert [(item.line, item.text) for item in marked_scripts.unmarked(broken)] == [
-        (line, '"Untitled"')
-    ]
+    broken = source.replace(marked, unmarked)
+    assert [(item.line, item.text) for item in checker.unmarked(broken)] == [(line, unmarked)]
 
 
 @pytest.mark.parametrize(

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.db import connections, router, transaction
-from django.db.models import Q
+from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 
 from django_agent_sessions import serialization
@@ -95,11 +95,15 @@ def take_back_turn(session_id: str, user: Any) -> list[Any] | None:
 
 
 def _forget_automatic_title(session_pk: int, taken_message: Any, using: str) -> None:
-    rows = SessionItem.objects.using(using).filter(session_id=session_pk)
-    if rows.filter(item_type="message", role="user").exists():
-        return  # not the first message: the title came from an earlier one
+    """One UPDATE: the title goes if it is the taken message's automatic one and no user
+    message is left (else the title came from an earlier, still stored message)."""
     automatic = serialization.preview(taken_message)[:AUTOMATIC_TITLE_CHARS]
-    AgentSession.objects.using(using).filter(pk=session_pk, title=automatic).update(title="")
+    user_messages = SessionItem.objects.using(using).filter(
+        session_id=OuterRef("pk"), item_type="message", role="user"
+    )
+    AgentSession.objects.using(using).filter(pk=session_pk, title=automatic).exclude(
+        Exists(user_messages)
+    ).update(title="")
 
 
 def _lock_idle(session_id: str, user: Any, using: str) -> int:

@@ -63,21 +63,31 @@ def pending(session_pk: int) -> list[PendingApproval]:
     """The calls of the conversation's waiting run that wait for a decision."""
     rows = ToolApproval.objects.filter(
         run__session_id=session_pk, run__status=WAITING, decision__isnull=True
-    )
-    fields = ("run__run_id", "call_id", "name", "arguments", "run__event_seq")
-    rows = rows.values_list(*fields, "run__approval_expires_at", "description")
+    ).order_by("pk")
     return [
         PendingApproval(
-            str(run_id),
-            call_id,
-            name,
-            arguments,
-            seq,
-            expires.isoformat() if expires else "",
-            description,
+            run_id=str(row["run__run_id"]),
+            call_id=row["call_id"],
+            name=row["name"],
+            arguments=row["arguments"],
+            seq=row["run__event_seq"],
+            expires_at=_iso(row["run__approval_expires_at"]),
+            description=row["description"],
         )
-        for run_id, call_id, name, arguments, seq, expires, description in rows.order_by("pk")
+        for row in rows.values(
+            "run__run_id",
+            "call_id",
+            "name",
+            "arguments",
+            "run__event_seq",
+            "run__approval_expires_at",
+            "description",
+        )
     ]
+
+
+def _iso(moment: Any) -> str:
+    return moment.isoformat() if moment else ""
 
 
 @hop
