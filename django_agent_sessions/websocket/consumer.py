@@ -1,22 +1,20 @@
 """The websocket consumer: authenticate, authorise, decode, dispatch, encode. Nothing more.
 
 A client frame is read by ``frames`` and dispatched by its type to one ``frame_*``
-method, which calls the run's life (``tasks``, ``lifecycle``) or the ``Relay``. The
-consumer owns its relay, groups (``groups``) and guarded I/O (``socket_io``); the
+method, which calls ``actions`` (what a frame does, shared with the HTTP stream) or the
+``Relay``. The consumer owns its relay, groups (``groups``) and guarded I/O (``socket_io``); the
 database is ``store``'s. ``session_id`` is the id a conversation is stored under (the
 URL's, namespaced for anonymous sockets), ``conversation_pk`` its primary key.
 """
 
 from __future__ import annotations
 
-import functools
 import logging
 from typing import Any
 
 from agents import Agent
 from channels.consumer import get_handler_name
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
-from django.utils.translation import gettext as _
 
 from django_agent_sessions import DjangoSession
 from django_agent_sessions.conf import app_settings
@@ -24,14 +22,12 @@ from django_agent_sessions.exceptions import SessionOwnershipError
 from django_agent_sessions.store import conversations
 from django_agent_sessions.websocket import (
     access,
+    actions,
     frames,
+    groups,
     history,
     layer,
-    lifecycle,
     lost,
-    ratelimit,
-    runs,
-    tasks,
     wire,
 )
 from django_agent_sessions.websocket.access import (  # noqa: F401 - public re-export
@@ -116,11 +112,11 @@ class AgentSessionConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
         self.conversation_pk = conversation_pk
         await self.membership.join(conversation_pk)
 
-    async def _create_conversation(self) -> None:
+    async def create_conversation(self) -> None:
         """The first message: create the conversation, and bring every tab open on it."""
         opened = await conversations.aopen_conversation(self.session_id, owner_id=self.owner_id)
         await self._join(opened.pk)
-        await self.membership.announce_creation(self.session_id, opened.pk)
+        await groups.announce_creation(self.channel_layer, self.session_id, opened.pk)
 
     async def agent_created(self, message: dict[str, Any]) -> None:
         """Another tab's first message created this socket's conversation: join it."""
@@ -173,78 +169,17 @@ class AgentSessionConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
             await self._error(bad.code, bad.message, bad.client_id, **bad.fields)
 
     async def frame_user_message(self, content: dict[str, Any]) -> None:
-        frame = frames.user_message(content)
-        if self.conversation_pk is not None:
-            if runs.local_run(self.conversation_pk) is not None:
-                raise frames.busy(frame.client_id)
-            await self.relay.expire_overdue()
-        # Counted here, where writing begins: connecting writes nothing, so is not counted.
-        retry_after = await ratelimit.retry_after(self.rate_limit_key())
-        if retry_after is not None:
-            message = _("Too many messages; wait a moment.")
-            raise frames.BadFrame("rate_limited", message, frame.client_id, retry_after=retry_after)
         try:
-            if self.conversation_pk is None:
-                await self._create_conversation()  # owned by this user
-            request = await self._run_request(frame.text, frame.client_id)
-            active = await tasks.start(request, channel_layer=self.channel_layer)
+            await actions.send_message(self, content)
         except SessionOwnershipError:
             # Someone else created this id between our connect and this first message.
             await self.close(code=CLOSE_FORBIDDEN)
-            return
-        except Exception:
-            # A broken agent factory or an unreachable database: the browser learns that
-            # nothing started, the details go to the log, and the socket stays usable.
-            logger.exception("Could not start an agent run.")
-            message = _("The assistant is not available.")
-            raise frames.BadFrame("unavailable", message, frame.client_id) from None
-        if active is None:
-            raise frames.busy(frame.client_id)
-
-    async def _run_request(self, text: str, client_id: str = "") -> runs.RunRequest:
-        assert self.conversation_pk is not None
-        agent = await self.get_agent()
-        session = DjangoSession(self.session_id, owner=None if self.anonymous else self.user)
-        return runs.RunRequest(
-            agent=agent,
-            text=text,
-            session=session,
-            context=self.get_run_context(session),
-            conversation_pk=self.conversation_pk,
-            session_id=self.session_id,
-            user=self.user,
-            client_id=client_id,
-        )
 
     async def frame_approval(self, content: dict[str, Any]) -> None:
-        """A decision on a tool call the conversation's waiting run asks about."""
-        frame = frames.approval(content)
-        found = False
-        try:
-            if self.conversation_pk is not None:  # else not created yet: nothing waits
-                found = await tasks.decide(
-                    functools.partial(self._run_request, ""),
-                    self.conversation_pk,
-                    frame.call_id,
-                    approve=frame.approve,
-                    message=frame.message,
-                    user=self.user,
-                    user_id=None if self.anonymous else self.user.pk,
-                    channel_layer=self.channel_layer,
-                )
-        except Exception:
-            logger.exception("Could not record an approval decision.")
-            raise frames.BadFrame("unavailable", _("The assistant is not available.")) from None
-        if not found:
-            message = _("There is no pending approval with this call id.")
-            raise frames.BadFrame("unknown_approval", message)
+        await actions.decide(self, content)
 
     async def frame_cancel(self, content: dict[str, Any]) -> None:
-        run_id = frames.cancel(content)
-        if self.conversation_pk is not None:  # else nothing was ever started here
-            await lifecycle.cancel(
-                self.channel_layer, self.conversation_pk, run_id=run_id, user=self.user
-            )
+        await actions.cancel(self, content)
 
     async def frame_load_older(self, content: dict[str, Any]) -> None:
         before = frames.load_older(content)

@@ -48,14 +48,6 @@ class Groups:
         self.io.watch(conversation_pk, self.channel)
         await layer.retrying(self.layer.group_add, runs.group_name(conversation_pk), self.channel)
 
-    async def announce_creation(self, session_id: str, conversation_pk: int) -> None:
-        """Bring every tab waiting on the new id into the conversation."""
-        await layer.retrying(
-            self.layer.group_send,
-            runs.pending_group_name(session_id),
-            {"type": "agent.created", "conversation_pk": conversation_pk},
-        )
-
     async def rejoin(self) -> None:
         """After the layer lost them (a Redis restart)."""
         if self.conversation_pk is not None:
@@ -79,3 +71,12 @@ class Groups:
         if self._pending:
             pending, self._pending = self._pending, ""
             await layer.retrying(self.layer.group_discard, pending, self.channel)
+
+
+async def announce_creation(channel_layer: Any, session_id: str, conversation_pk: int) -> None:
+    """Bring every tab waiting on the new id into the conversation."""
+    await layer.retrying(
+        channel_layer.group_send,
+        runs.pending_group_name(session_id),
+        {"type": "agent.created", "conversation_pk": conversation_pk},
+    )

@@ -197,6 +197,14 @@ async def end_waiting(
     return True
 
 
+async def expire_overdue(channel_layer: Any, session_pk: int, user: Any) -> None:
+    """End the conversation's waiting run if it is past its expiry."""
+    if await pending.overdue(session_pk):
+        await end_waiting(
+            channel_layer, session_pk, reason=store_approvals.EXPIRED, user=user, only_overdue=True
+        )
+
+
 def lost_worker_event(run_id: str) -> dict[str, Any]:
     """The terminal event of a run whose worker died. It comes from another worker,
     which does not know the run's sequence numbers: its ``seq`` is null."""

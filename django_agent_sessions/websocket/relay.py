@@ -33,8 +33,6 @@ from typing import Any, Protocol
 from django.utils import timezone
 
 from django_agent_sessions.conf import app_settings
-from django_agent_sessions.store import approvals as store_approvals
-from django_agent_sessions.store import pending
 from django_agent_sessions.store.conversations import History
 from django_agent_sessions.websocket import fanout, history, layer, lifecycle, runs
 from django_agent_sessions.websocket.ordering import Sequencer
@@ -254,14 +252,7 @@ class Relay:
 
     async def expire_overdue(self) -> None:
         """End the conversation's waiting run if it is past its expiry."""
-        if await pending.overdue(self._pk):
-            await lifecycle.end_waiting(
-                self.socket.channel_layer,
-                self._pk,
-                reason=store_approvals.EXPIRED,
-                user=self.socket.user,
-                only_overdue=True,
-            )
+        await lifecycle.expire_overdue(self.socket.channel_layer, self._pk, self.socket.user)
 
     def _watch_expiry(self, expires_at: Any) -> None:
         if not isinstance(expires_at, str) or self._expiry_timer is not None:

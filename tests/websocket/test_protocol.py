@@ -73,7 +73,7 @@ def test_the_schema_and_the_server_share_their_numbers_and_codes():
     assert consumer.CLIENT_ID_MAX_LENGTH == protocol.CLIENT_ID_MAX_LENGTH
     assert approvals.MAX_MESSAGE_CHARS == protocol.APPROVAL_MESSAGE_MAX_LENGTH
     wing = Path(consumer.__file__).parent
-    source = "".join((wing / name).read_text() for name in ("consumer.py", "frames.py"))
+    source = "".join((wing / name).read_text() for name in ("actions.py", "frames.py"))
     used = set(re.findall(r'(?:BadFrame\(\s*|"code": )"(\w+)"', source))
     used |= {"busy"}  # frames.busy()
     assert used == set(protocol.ERROR_CODES)
