@@ -74,6 +74,15 @@ DEFAULTS: dict[str, Any] = {
     # While a process has sockets, it looks this often (and at least every
     # RUN_LEASE_SECONDS / 4) for runs whose worker died.
     "SWEEP_SECONDS": 15.0,
+    # The chat page's transport: "websocket" (Channels), "sse" (Server-Sent Events and
+    # POSTs, any ASGI server), or None: "websocket" when Channels is installed and the
+    # project configures CHANNEL_LAYERS, else "sse".
+    "TRANSPORT": None,
+    # An HTTP stream writes a comment this often when it has nothing to say (proxies
+    # close silent connections: nginx after 60 s), and ends after SSE_STREAM_SECONDS
+    # (the browser reconnects at once), so that deploys never wait on old streams.
+    "SSE_HEARTBEAT_SECONDS": 15.0,
+    "SSE_STREAM_SECONDS": 300.0,
     # Keep sweeping after a worker's last socket closed (from its first socket on: daphne
     # has no startup hook). Off: the sweep command covers conversations nobody opens.
     "SWEEP_IN_WORKERS": False,

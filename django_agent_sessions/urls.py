@@ -1,8 +1,9 @@
 """The packaged chat: ``path("chat/", include("django_agent_sessions.urls"))``.
 
-Every URL name is namespaced ``django_agent_sessions:``. The websocket the page opens is
-served separately, by ``django_agent_sessions.routing.websocket_urlpatterns`` in the
-project's ``asgi.py``.
+Every URL name is namespaced ``django_agent_sessions:``. The page streams its runs over
+one of two transports (``AGENT_SESSIONS["TRANSPORT"]``): the websocket, served
+separately by ``django_agent_sessions.routing.websocket_urlpatterns`` in the project's
+``asgi.py``, or Server-Sent Events with POSTs, served here (``sse.views``).
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 from django.urls import path
 
 from django_agent_sessions.chat import views
+from django_agent_sessions.sse import views as sse
 
 app_name = "django_agent_sessions"
 
@@ -22,4 +24,9 @@ urlpatterns = [
     path("c/<str:session_id>/delete/", views.delete_conversation, name="delete"),
     path("c/<str:session_id>/clear/", views.clear_conversation, name="clear"),
     path("c/<str:session_id>/rewind/", views.rewind_conversation, name="rewind"),
+    path("c/<str:session_id>/events/", sse.events, name="events"),
+    path("c/<str:session_id>/messages/", sse.messages, name="messages"),
+    path("c/<str:session_id>/cancel/", sse.cancel, name="cancel"),
+    path("c/<str:session_id>/approvals/<str:call_id>/", sse.approval, name="approval"),
+    path("c/<str:session_id>/older/", sse.older, name="older"),
 ]

@@ -36,7 +36,7 @@ async def get_weather(ctx: RunContextWrapper[Any], city: str) -> str:
 
 
 def make_agent(scope: dict[str, Any]) -> Agent[Any]:
-    assert scope["type"] == "websocket"
+    assert scope["type"] in ("websocket", "http")  # the two transports
     return Agent(name="Assistant", model=model, tools=[get_weather])
 
 

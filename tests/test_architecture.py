@@ -23,9 +23,14 @@ WING_DOORS = {
     f"{PACKAGE}.consumers",
     f"{PACKAGE}.routing",
     f"{PACKAGE}.management.commands.agent_sessions_sweep",
+    # The HTTP transport: the same runs over Server-Sent Events and POSTs.
+    f"{PACKAGE}.sse.stream",
+    f"{PACKAGE}.sse.views",
+    f"{PACKAGE}.sse.visitor",
+    f"{PACKAGE}.sse.framing",
 }
 # The transports (and the chat page's views): they decode, authorise, call and encode.
-TRANSPORTS = [PACKAGE_DIR / "websocket", PACKAGE_DIR / "chat"]
+TRANSPORTS = [PACKAGE_DIR / "websocket", PACKAGE_DIR / "sse", PACKAGE_DIR / "chat"]
 # What only store/ (and the models' own managers) may do with the ORM.
 WRITES = {"update", "create", "bulk_create", "delete", "select_for_update", "get_or_create"}
 ARCHITECTURE_DOC = PACKAGE_DIR.parent / "docs" / "architecture.md"

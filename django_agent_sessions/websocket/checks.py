@@ -14,6 +14,7 @@ from django.utils.module_loading import import_string
 from django_agent_sessions.checks import check_positive
 from django_agent_sessions.conf import DEFAULTS, app_settings
 from django_agent_sessions.retention import parse_duration
+from django_agent_sessions.websocket import layers
 from django_agent_sessions.websocket.agent_loading import configured_target
 from django_agent_sessions.websocket.ratelimit import parse_rate
 
@@ -28,6 +29,8 @@ _POSITIVE_SECONDS = (
     "GAP_TIMEOUT_SECONDS",
     "SETTLE_SECONDS",
     "SWEEP_SECONDS",
+    "SSE_HEARTBEAT_SECONDS",
+    "SSE_STREAM_SECONDS",
 )
 
 
@@ -42,6 +45,7 @@ def check_streaming_settings(**kwargs: Any) -> list[CheckMessage]:
     messages.extend(_check_agent())
     messages.extend(_check_rate_limit())
     messages.extend(_check_approval_timeout())
+    messages.extend(_check_transport())
     for key in _POSITIVE_SECONDS:
         setting = getattr(app_settings, key)
         if isinstance(setting, bool) or not isinstance(setting, int | float) or setting <= 0:
@@ -61,7 +65,7 @@ def check_streaming_settings(**kwargs: Any) -> list[CheckMessage]:
                     id=f"{_ID}.E013",
                 )
             )
-    if app_settings.AGENT:
+    if app_settings.AGENT and layers.chat_transport() == "websocket":
         messages.extend(_check_websocket_deployment())
     return messages
 
@@ -258,3 +262,24 @@ def _check_rate_limit_cache() -> list[CheckMessage]:
             id=f"{_ID}.W013",
         )
     ]
+
+
+def _check_transport() -> list[CheckMessage]:
+    transport = app_settings.TRANSPORT
+    if transport not in (None, "websocket", "sse"):
+        return [
+            Error(
+                f"AGENT_SESSIONS['TRANSPORT'] is {transport!r}.",
+                hint='Use "websocket", "sse", or None (websocket when Channels is configured).',
+                id=f"{_ID}.E019",
+            )
+        ]
+    if transport == "websocket" and not layers.channels_installed():
+        return [
+            Error(
+                "AGENT_SESSIONS['TRANSPORT'] is 'websocket', but Channels is not installed.",
+                hint='pip install "django-agent-sessions[websocket]", or use "sse".',
+                id=f"{_ID}.E020",
+            )
+        ]
+    return []

@@ -203,10 +203,7 @@ class AgentSessionConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
         await layer.retrying(self.channel_layer.send, message["reply_to"], {"type": "agent.here"})
 
     async def _error(self, code: str, message: str, client_id: str = "", **fields: Any) -> None:
-        frame: dict[str, Any] = {"type": "error", "code": code, "message": message, **fields}
-        if client_id:
-            frame["client_id"] = client_id
-        await self.send_json(frame)
+        await self.send_json(frames.error_frame(code, message, client_id, **fields))
 
     # Extension points --------------------------------------------------------------
 

@@ -32,21 +32,37 @@ def busy(client_id: str) -> BadFrame:
     return BadFrame("busy", _("A reply is still being written; wait or cancel it."), client_id)
 
 
+def error_frame(code: str, message: str, client_id: str = "", **fields: Any) -> dict[str, Any]:
+    """The ``error`` frame the client is sent (over HTTP: the body of an error status)."""
+    frame: dict[str, Any] = {"type": "error", "code": code, "message": message, **fields}
+    if client_id:
+        frame["client_id"] = client_id
+    return frame
+
+
 def decode(text_data: str | None, *, max_bytes: int) -> dict[str, Any]:
     """A client frame: a JSON object of a known type, in a text frame of at most
     ``max_bytes``. Its type is then handled by the consumer's ``frame_<type>``."""
     if text_data is None:
         raise BadFrame("invalid_frame", _("Send JSON text frames."))
-    if len(text_data.encode("utf-8", "replace")) > max_bytes:
-        raise BadFrame("too_large", _("The message is too long."))
-    try:
-        content = json.loads(text_data)
-    except (ValueError, RecursionError) as error:  # RecursionError: nested brackets
-        raise BadFrame("invalid_json", _("The frame is not valid JSON.")) from error
-    if not isinstance(content, dict) or not isinstance(content.get("type"), str):
+    content = decode_object(text_data, max_bytes)
+    if not isinstance(content.get("type"), str):
         raise BadFrame("invalid_frame", _("A frame is a JSON object with a type."))
     if content["type"] not in FRAME_TYPES:
         raise BadFrame("unknown_type", _("Unknown frame type."))
+    return content
+
+
+def decode_object(text: str, max_bytes: int) -> dict[str, Any]:
+    """A JSON object of at most ``max_bytes`` (a frame, or a POST's body)."""
+    if len(text.encode("utf-8", "replace")) > max_bytes:
+        raise BadFrame("too_large", _("The message is too long."))
+    try:
+        content = json.loads(text)
+    except (ValueError, RecursionError) as error:  # RecursionError: nested brackets
+        raise BadFrame("invalid_json", _("The frame is not valid JSON.")) from error
+    if not isinstance(content, dict):
+        raise BadFrame("invalid_frame", _("A frame is a JSON object with a type."))
     return content
 
 

@@ -54,13 +54,16 @@ class Groups:
             group = runs.group_name(self.conversation_pk)
             await layer.retrying(self.layer.group_add, group, self.channel)
 
-    async def leave(self) -> None:
+    async def leave(self, *, tell_the_run: bool = True) -> None:
+        """Leave every group; ``tell_the_run``: the run may then ask who still watches."""
         await self._leave_pending()
         if self.conversation_pk is None:
             return
         self.io.close()
         group = runs.group_name(self.conversation_pk)
         await layer.retrying(self.layer.group_discard, group, self.channel)
+        if not tell_the_run:
+            return
         await layer.retrying(
             self.layer.group_send,
             runs.control_group_name(self.conversation_pk),

@@ -30,6 +30,7 @@ class _Mailbox:
     def __init__(self) -> None:
         self.loop = asyncio.get_running_loop()
         self.queue: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+        self.readers = 0  # receives waiting on it
 
     def put(self, message: dict[str, Any]) -> None:
         if self.queue.qsize() >= CAPACITY:
@@ -66,7 +67,12 @@ class LocalChannelLayer:
         mailbox = self._mailboxes.get(channel)
         if mailbox is None:
             mailbox = self._mailboxes[channel] = _Mailbox()
-        return await mailbox.queue.get()
+        mailbox.readers += 1
+        try:
+            return await mailbox.queue.get()
+        finally:
+            mailbox.readers -= 1
+            self._forget_if_unused(channel)
 
     async def group_add(self, group: str, channel: str) -> None:
         self._groups.setdefault(group, set()).add(channel)
@@ -83,7 +89,14 @@ class LocalChannelLayer:
         joined.discard(group)
         if not joined:
             self._joined.pop(channel, None)
-            self._mailboxes.pop(channel, None)  # nothing reaches it any more
+        self._forget_if_unused(channel)
+
+    def _forget_if_unused(self, channel: str) -> None:
+        """Drop a channel's queue once no group reaches it and nobody reads it (a
+        channel that changes groups keeps its queue, and its reader)."""
+        mailbox = self._mailboxes.get(channel)
+        if mailbox is not None and channel not in self._joined and mailbox.readers == 0:
+            del self._mailboxes[channel]
 
     async def group_send(self, group: str, message: dict[str, Any]) -> None:
         for channel in list(self._groups.get(group, ())):

@@ -16,6 +16,7 @@ has sockets, ``sweeper`` runs one every ``RUN_LEASE_SECONDS / 4`` seconds (at mo
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import logging
 from typing import Any
 
@@ -57,7 +58,10 @@ class LostRunSweeper:
         self._holders += 1
         loop = asyncio.get_running_loop()
         if self._task is None or self._task.done() or self._task.get_loop() is not loop:
-            self._task = loop.create_task(self._sweep(channel_layer))
+            # In a context of its own: it outlives the request or socket that started it,
+            # so its database hops must not use that request's thread (asgiref gives a
+            # finished request's context a new thread, and a connection never closed).
+            self._task = contextvars.Context().run(loop.create_task, self._sweep(channel_layer))
 
     def release(self) -> None:
         self._holders = max(0, self._holders - 1)

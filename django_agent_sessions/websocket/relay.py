@@ -26,7 +26,6 @@ per run by ``ordering.Sequencer``; a gap that is not filled within
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
 from datetime import datetime
 from typing import Any, Protocol
 
@@ -49,8 +48,11 @@ class Socket(Protocol):
     channel_layer: Any
     channel_name: str
     conversation_pk: int | None
-    user: Any
-    send_json: Callable[..., Awaitable[None]]
+
+    @property
+    def user(self) -> Any: ...
+
+    async def send_json(self, content: Any) -> None: ...
 
 
 class Relay:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from django_agent_sessions.websocket import layers
 from django_agent_sessions.websocket.checks import check_streaming_settings
 
 
@@ -44,13 +45,36 @@ def test_a_valid_streaming_configuration_passes(settings):
 
 
 def test_websocket_deployment_warnings(settings):
-    settings.AGENT_SESSIONS = {"AGENT": "tests.chat_agent.make_agent"}
+    settings.AGENT_SESSIONS = {"AGENT": "tests.chat_agent.make_agent", "TRANSPORT": "websocket"}
     settings.ALLOWED_HOSTS = ["*"]
     settings.CHANNEL_LAYERS = {}
     assert [m.id for m in check_streaming_settings()] == [
         "django_agent_sessions.W010",
         "django_agent_sessions.W011",
     ]
+
+
+def test_without_channel_layers_the_chat_uses_sse_and_its_wiring_is_not_checked(settings):
+    settings.AGENT_SESSIONS = {"AGENT": "tests.chat_agent.make_agent"}
+    settings.CHANNEL_LAYERS = {}
+    settings.INSTALLED_APPS = [app for app in settings.INSTALLED_APPS if app != "channels"]
+    del settings.ASGI_APPLICATION
+    assert layers.chat_transport() == "sse"
+    assert check_streaming_settings() == []
+
+
+@pytest.mark.parametrize("transport", ["ws", "", 1])
+def test_an_unknown_transport_is_an_error(settings, transport):
+    settings.AGENT_SESSIONS = {"TRANSPORT": transport}
+    assert [m.id for m in check_streaming_settings()] == ["django_agent_sessions.E019"]
+
+
+def test_the_websocket_transport_without_channels_says_what_to_install(settings, monkeypatch):
+    settings.AGENT_SESSIONS = {"TRANSPORT": "websocket"}
+    monkeypatch.setattr(layers, "channels_installed", lambda: False)
+    [error] = check_streaming_settings()
+    assert error.id == "django_agent_sessions.E020"
+    assert "django-agent-sessions[websocket]" in error.hint
 
 
 def test_redis_layers_without_a_read_timeout_setting_warn(settings):

@@ -1,0 +1,42 @@
+"""The ``text/event-stream`` form of the wire's frames.
+
+Each frame is one event: ``event:`` its type, ``data:`` its JSON on one line, and for a
+run's numbered events ``id: <run_id>:<seq>`` (the browser sends the last one back as
+``Last-Event-ID`` when it reconnects). A comment line is a heartbeat: proxies that close
+silent connections (nginx after 60 s) see traffic, and the browser sees nothing.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django_agent_sessions.websocket import wire
+
+HEARTBEAT = ": ping\n\n"
+# How long the browser waits before reconnecting a stream that ended, in milliseconds.
+RECONNECT_MS = 1000
+
+
+def opening() -> str:
+    """The first bytes of every stream: the reconnect delay (and a first flush)."""
+    return f"retry: {RECONNECT_MS}\n\n"
+
+
+def event_text(frame: dict[str, Any]) -> str:
+    """One frame as an event (``wire.frame_text`` has no line breaks: JSON escapes them)."""
+    lines = []
+    event_id = frame_id(frame)
+    if event_id:
+        lines.append(f"id: {event_id}")
+    lines.append(f"event: {frame['type']}")
+    lines.append(f"data: {wire.frame_text(frame)}")
+    return "\n".join(lines) + "\n\n"
+
+
+def frame_id(frame: dict[str, Any]) -> str:
+    """``<run_id>:<seq>`` for a run's numbered events, else empty (no ``id:`` line: the
+    browser keeps the last one it had)."""
+    seq, run_id = frame.get("seq"), frame.get("run_id")
+    if isinstance(seq, int) and not isinstance(seq, bool) and isinstance(run_id, str):
+        return f"{run_id}:{seq}"
+    return ""

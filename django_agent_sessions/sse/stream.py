@@ -1,0 +1,142 @@
+"""One browser's stream of a conversation: its ``history`` frame, then its live events.
+
+An ``EventStream`` is to an HTTP response what the consumer is to a socket, with the
+wing's own parts: ``Groups`` (the conversation's groups), ``SocketIO`` (one inbox for
+the channel layer's messages and this process's runs') and ``Relay`` (history, catch-up,
+ordered events). A task follows the conversation and queues frames; the response's
+generator writes them, a heartbeat when there is nothing to write, and ends the stream
+after ``SSE_STREAM_SECONDS`` (the browser reconnects at once and gets a fresh
+``history``), so that no response lives forever across deploys.
+
+Closing a stream cancels nothing: a run belongs to its conversation, and the browser
+reconnects. The stream leaves its groups without asking the run who still watches.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import logging
+import uuid
+from collections.abc import AsyncIterator
+from typing import Any
+
+from django_agent_sessions.conf import app_settings
+from django_agent_sessions.sse import framing
+from django_agent_sessions.sse.visitor import HttpVisitor
+from django_agent_sessions.websocket import history, layer, lost
+from django_agent_sessions.websocket.groups import Groups
+from django_agent_sessions.websocket.relay import Relay
+from django_agent_sessions.websocket.socket_io import SocketIO
+
+logger = logging.getLogger(__name__)
+
+_END = None  # queued when the following task is over: the stream ends
+
+
+class EventStream:
+    """The frames of one conversation for one browser (see the module)."""
+
+    def __init__(self, visitor: HttpVisitor) -> None:
+        self.visitor = visitor
+        self.channel_layer = visitor.channel_layer
+        self.channel_name = ""
+        self.conversation_pk = visitor.conversation_pk
+        self.io = SocketIO()
+        self.membership = Groups(self, self.io)
+        self.relay = Relay(self)
+        self._out: asyncio.Queue[str | None] = asyncio.Queue()
+
+    @property
+    def user(self) -> Any:
+        return self.visitor.user
+
+    async def send_json(self, content: Any) -> None:
+        self._out.put_nowait(framing.event_text(content))
+
+    async def chunks(self) -> AsyncIterator[str]:
+        """The response's body. Cancelled when the client goes away (Django >= 5.0)."""
+        # A channel of its own, as a run's control channel (see ``runs.ActiveRun.join``):
+        # channels_redis multiplexes new_channel() channels over one receive, which a
+        # closing stream's cancelled receive can make lose another stream's message.
+        self.channel_name = f"agent_sessions.stream.{uuid.uuid4().hex}"
+        self.io.layer_receive = functools.partial(self.channel_layer.receive, self.channel_name)
+        lost.sweeper.acquire(self.channel_layer)
+        follower = asyncio.create_task(self._follow())
+        try:
+            yield framing.opening()
+            async for chunk in self._written():
+                yield chunk
+        finally:
+            follower.cancel()
+            await self._close()
+
+    async def _written(self) -> AsyncIterator[str]:
+        loop = asyncio.get_running_loop()
+        ends_at = loop.time() + float(app_settings.SSE_STREAM_SECONDS)
+        heartbeat = float(app_settings.SSE_HEARTBEAT_SECONDS)
+        while (left := ends_at - loop.time()) > 0:
+            try:
+                chunk = await asyncio.wait_for(self._out.get(), timeout=min(heartbeat, left))
+            except asyncio.TimeoutError:  # not the builtin's alias before Python 3.11
+                yield framing.HEARTBEAT
+                continue
+            # Everything queued meanwhile goes out in one write.
+            written = ""
+            while chunk is not _END:
+                written += chunk
+                if self._out.empty():
+                    break
+                chunk = self._out.get_nowait()
+            if written:
+                yield written
+            if chunk is _END:
+                return
+
+    async def _follow(self) -> None:
+        try:
+            if self.conversation_pk is None:
+                await self.membership.wait_for_creation(self.visitor.session_id)
+                await history.send_empty_frame(self.send_json)
+            else:
+                await self._join(self.conversation_pk)
+                await self.relay.send_history()
+            while True:
+                await self._handle(await self.io.next_message())
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            logger.exception("A conversation's stream failed; it ends (the browser reconnects).")
+        self._out.put_nowait(_END)
+
+    async def _join(self, conversation_pk: int) -> None:
+        self.conversation_pk = conversation_pk
+        await self.membership.join(conversation_pk)
+
+    async def _handle(self, message: dict[str, Any]) -> None:
+        """A channel-layer message (or this process's run's), as the consumer's handlers."""
+        kind = message.get("type")
+        if kind == "agent.event":
+            await self.relay.on_event(message)
+        elif kind == "agent.snapshot":
+            await self.relay.on_snapshot(message["snapshot"])
+        elif kind == "agent.catchup_timeout":
+            await self.relay.on_catchup_timeout()
+        elif kind == "agent.expire":
+            await self.relay.on_expire()
+        elif kind == "agent.presence":
+            here = {"type": "agent.here"}
+            await layer.retrying(self.channel_layer.send, message["reply_to"], here)
+        elif kind == "agent.created" and self.conversation_pk is None:
+            await self._join(int(message["conversation_pk"]))
+            await self.relay.send_history(unless_empty=True)
+
+    async def _close(self) -> None:
+        self.relay.stop()
+        self.io.gone = True
+        lost.sweeper.release()
+        try:
+            await self.membership.leave(tell_the_run=False)
+        except Exception:
+            logger.warning("A closed stream could not leave its groups.", exc_info=True)
+        self.io.close()

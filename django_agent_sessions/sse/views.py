@@ -1,0 +1,152 @@
+"""The HTTP transport's endpoints, under the chat's URLs (``django_agent_sessions.urls``):
+
+- ``GET  c/<session_id>/events/``: the conversation's stream (``stream.EventStream``);
+- ``POST c/<session_id>/messages/``, ``cancel/``, ``approvals/<call_id>/``: the client
+  frames ``user_message``, ``cancel`` and ``approval`` as JSON bodies (without ``type``),
+  under Django's CSRF protection;
+- ``GET  c/<session_id>/older/?before=<item id>``: the ``history.page`` of ``load_older``.
+
+A POST answers 202 once the frame took effect, or the websocket's ``error`` frame as the
+body with a status (``ERROR_STATUS``). A POST's work runs in a context of its own: the
+run it starts outlives the request (see ``detached``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+from collections.abc import Callable, Coroutine
+from typing import Any, TypeVar
+
+from django.http import HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
+from django.http.response import HttpResponseBase
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
+from django.views.decorators.http import require_GET, require_POST
+
+from django_agent_sessions.conf import app_settings
+from django_agent_sessions.exceptions import SessionOwnershipError
+from django_agent_sessions.sse.stream import EventStream
+from django_agent_sessions.sse.visitor import HttpVisitor, Refused, visitor_for
+from django_agent_sessions.websocket import actions, frames, history
+
+_T = TypeVar("_T")
+
+ERROR_STATUS = {
+    "too_large": 413,
+    "busy": 409,
+    "rate_limited": 429,
+    "unknown_approval": 404,
+    "unavailable": 503,
+}  # every other code (a malformed frame) is 400
+_REFUSED_TEXT = {
+    401: gettext_lazy("Please log in again."),
+    403: gettext_lazy("This conversation is not yours."),
+}
+
+
+@require_GET
+async def events(request: HttpRequest, session_id: str) -> HttpResponseBase:
+    try:
+        visitor = await visitor_for(request, session_id)
+    except Refused as refused:
+        return _refused(refused.status)
+    response = StreamingHttpResponse(
+        EventStream(visitor).chunks(), content_type="text/event-stream; charset=utf-8"
+    )
+    response["Cache-Control"] = "no-cache"
+    response["X-Accel-Buffering"] = "no"  # nginx: write each event as it comes
+    # An empty Content-Encoding keeps GZipMiddleware away: it would hold events back.
+    response["Content-Encoding"] = ""
+    return response
+
+
+@require_POST
+async def messages(request: HttpRequest, session_id: str) -> HttpResponse:
+    return await _frame(request, session_id, "user_message", actions.send_message)
+
+
+@require_POST
+async def cancel(request: HttpRequest, session_id: str) -> HttpResponse:
+    return await _frame(request, session_id, "cancel", actions.cancel)
+
+
+@require_POST
+async def approval(request: HttpRequest, session_id: str, call_id: str) -> HttpResponse:
+    return await _frame(request, session_id, "approval", actions.decide, call_id=call_id)
+
+
+@require_GET
+async def older(request: HttpRequest, session_id: str) -> HttpResponse:
+    try:
+        visitor = await visitor_for(request, session_id)
+        before = frames.load_older({"before": _integer(request.GET.get("before"))})
+    except Refused as refused:
+        return _refused(refused.status)
+    except frames.BadFrame as bad:
+        return _error(bad)
+    page: list[dict[str, Any]] = []
+
+    async def keep(frame: dict[str, Any]) -> None:
+        page.append(frame)
+
+    await history.send_page(keep, visitor.conversation_pk, before)
+    return JsonResponse(page[0])
+
+
+Action = Callable[[HttpVisitor, dict[str, Any]], Coroutine[Any, Any, None]]
+
+
+async def _frame(
+    request: HttpRequest, session_id: str, kind: str, action: Action, **fields: Any
+) -> HttpResponse:
+    try:
+        visitor = await visitor_for(request, session_id)
+        content = {**frames.decode_object(_body(request), app_settings.MAX_MESSAGE_BYTES)}
+        content.update(type=kind, **fields)
+        await detached(action(visitor, content))
+    except Refused as refused:
+        return _refused(refused.status)
+    except SessionOwnershipError:
+        return _refused(403)  # someone else created this id since the page opened it
+    except frames.BadFrame as bad:
+        return _error(bad)
+    return JsonResponse({"accepted": kind}, status=202)
+
+
+async def detached(work: Coroutine[Any, Any, _T]) -> _T:
+    """``work`` in a context of its own, finished even if the client goes away.
+
+    A run started here outlives the request. In the request's context, asgiref would
+    run its later database hops on a new thread once the request is over, each with a
+    connection never closed; in an empty context they share asgiref's one thread.
+    """
+    loop = asyncio.get_running_loop()
+    task = contextvars.Context().run(loop.create_task, work)
+    return await asyncio.shield(task)
+
+
+def _body(request: HttpRequest) -> str:
+    try:
+        return request.body.decode("utf-8")
+    except UnicodeDecodeError:
+        raise frames.BadFrame("invalid_json", _("The frame is not valid JSON.")) from None
+
+
+def _integer(value: str | None) -> Any:
+    try:
+        return int(value or "")
+    except ValueError:
+        return value
+
+
+def _error(bad: frames.BadFrame) -> JsonResponse:
+    frame = frames.error_frame(bad.code, bad.message, bad.client_id, **bad.fields)
+    response = JsonResponse(frame, status=ERROR_STATUS.get(bad.code, 400))
+    if "retry_after" in bad.fields:
+        response["Retry-After"] = str(max(1, round(float(bad.fields["retry_after"]))))
+    return response
+
+
+def _refused(status: int) -> JsonResponse:
+    return JsonResponse({"error": str(_REFUSED_TEXT[status])}, status=status)
