@@ -197,6 +197,10 @@ AGENT_SESSIONS = {
     "CONTINUE_RUNS_AFTER_DISCONNECT": _flag("CONTINUE_RUNS_AFTER_DISCONNECT", True),
     "RATE_LIMIT": os.environ.get("RATE_LIMIT") or "30/m",
     "RUN_LEASE_SECONDS": _int_env("RUN_LEASE_SECONDS", 60) or 60,
+    # "websocket", "sse", or unset: the websocket here (Channels is configured).
+    "TRANSPORT": os.environ.get("CHAT_TRANSPORT") or None,
+    # How long one event stream lasts before the browser reconnects (SSE only).
+    "SSE_STREAM_SECONDS": _int_env("SSE_STREAM_SECONDS", 300) or 300,
 }
 
 STATIC_URL = "/static/"

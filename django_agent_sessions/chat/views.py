@@ -23,6 +23,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from django_agent_sessions.models import SESSION_ID_MAX_LENGTH
 from django_agent_sessions.store import owned
+from django_agent_sessions.transports import chat_transport
 
 #: The sidebar lists this many most recently active conversations.
 SIDEBAR_LIMIT = 50
@@ -65,6 +66,7 @@ def conversation(request: HttpRequest, session_id: str) -> HttpResponse:
         "saved": current is not None,
         "conversations": _conversations_of(request.user),
         "socket_path": SOCKET_PATH.format(session_id=session_id),
+        "transport": chat_transport(),
     }
     return render(request, "django_agent_sessions/chat.html", context)
 

@@ -14,7 +14,7 @@ from django.utils.module_loading import import_string
 from django_agent_sessions.checks import check_positive
 from django_agent_sessions.conf import DEFAULTS, app_settings
 from django_agent_sessions.retention import parse_duration
-from django_agent_sessions.websocket import layers
+from django_agent_sessions.transports import channels_installed, chat_transport
 from django_agent_sessions.websocket.agent_loading import configured_target
 from django_agent_sessions.websocket.ratelimit import parse_rate
 
@@ -65,7 +65,7 @@ def check_streaming_settings(**kwargs: Any) -> list[CheckMessage]:
                     id=f"{_ID}.E013",
                 )
             )
-    if app_settings.AGENT and layers.chat_transport() == "websocket":
+    if app_settings.AGENT and chat_transport() == "websocket":
         messages.extend(_check_websocket_deployment())
     return messages
 
@@ -274,7 +274,7 @@ def _check_transport() -> list[CheckMessage]:
                 id=f"{_ID}.E019",
             )
         ]
-    if transport == "websocket" and not layers.channels_installed():
+    if transport == "websocket" and not channels_installed():
         return [
             Error(
                 "AGENT_SESSIONS['TRANSPORT'] is 'websocket', but Channels is not installed.",

@@ -8,13 +8,11 @@ else a layer inside this process (``local_layer``), which serves one worker.
 
 from __future__ import annotations
 
-import importlib.util
 import os
 from typing import Any
 
 from django.conf import settings
 
-from django_agent_sessions.conf import app_settings
 from django_agent_sessions.websocket.local_layer import LocalChannelLayer
 
 _local: LocalChannelLayer | None = None
@@ -24,20 +22,6 @@ def stream_layer() -> Any:
     """The channel layer for HTTP streams (see the module)."""
     configured = _channels_layer()
     return configured if configured is not None else local_layer()
-
-
-def chat_transport() -> str:
-    """The chat page's transport: ``TRANSPORT``, else "websocket" when the project
-    configures Channels' layers, else "sse"."""
-    chosen = app_settings.TRANSPORT
-    if chosen:
-        return str(chosen)
-    configured = bool(getattr(settings, "CHANNEL_LAYERS", None))
-    return "websocket" if configured and channels_installed() else "sse"
-
-
-def channels_installed() -> bool:
-    return importlib.util.find_spec("channels") is not None
 
 
 def local_layer() -> LocalChannelLayer:

@@ -26,6 +26,8 @@ from urllib.parse import quote
 REPO_ROOT = Path(__file__).resolve().parents[2]
 START_TIMEOUT = 60.0
 DAPHNE = [sys.executable, "-m", "daphne", "-v", "1"]
+# A plain ASGI server (no Channels involved in serving): the SSE transport's.
+UVICORN = [sys.executable, "-m", "uvicorn", "--log-level", "warning", "--no-access-log"]
 
 
 def wait_until_serving(
@@ -76,11 +78,13 @@ class DaphneServer:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
+    command = DAPHNE
+
     def start(self) -> None:
         fd = self.listener.fileno()
         with self.log_path.open("ab") as log:
             self.process = subprocess.Popen(
-                [*DAPHNE, "--fd", str(fd), "example_project.asgi:application"],
+                [*self.command, "--fd", str(fd), "example_project.asgi:application"],
                 cwd=REPO_ROOT,
                 env=self.env,
                 pass_fds=(fd,),
@@ -117,6 +121,12 @@ class DaphneServer:
         if problem is not None:
             self.stop()
             raise RuntimeError(f"daphne {self.name} {problem}:\n{self.log()}")
+
+
+class UvicornServer(DaphneServer):
+    """One uvicorn worker of the example project, started and stopped as daphne's."""
+
+    command = UVICORN
 
 
 def server_environment(database_url: str, **extra: str) -> dict[str, str]:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from django_agent_sessions.websocket import layers
+from django_agent_sessions import transports
+from django_agent_sessions.websocket import checks
 from django_agent_sessions.websocket.checks import check_streaming_settings
 
 
@@ -59,7 +60,7 @@ def test_without_channel_layers_the_chat_uses_sse_and_its_wiring_is_not_checked(
     settings.CHANNEL_LAYERS = {}
     settings.INSTALLED_APPS = [app for app in settings.INSTALLED_APPS if app != "channels"]
     del settings.ASGI_APPLICATION
-    assert layers.chat_transport() == "sse"
+    assert transports.chat_transport() == "sse"
     assert check_streaming_settings() == []
 
 
@@ -71,7 +72,7 @@ def test_an_unknown_transport_is_an_error(settings, transport):
 
 def test_the_websocket_transport_without_channels_says_what_to_install(settings, monkeypatch):
     settings.AGENT_SESSIONS = {"TRANSPORT": "websocket"}
-    monkeypatch.setattr(layers, "channels_installed", lambda: False)
+    monkeypatch.setattr(checks, "channels_installed", lambda: False)
     [error] = check_streaming_settings()
     assert error.id == "django_agent_sessions.E020"
     assert "django-agent-sessions[websocket]" in error.hint

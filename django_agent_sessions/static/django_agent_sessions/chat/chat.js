@@ -1,5 +1,6 @@
 /*
- * The packaged chat page: one websocket per open conversation, speaking the wire protocol
+ * The packaged chat page: one connection per open conversation (a websocket, or an
+ * event stream with POSTs: AGENT_SESSIONS["TRANSPORT"]), speaking the wire protocol
  * of django-agent-sessions (docs/wire-protocol.md), plus the sidebar, the composer and the
  * conversation buttons (rename, clear, delete, edit, regenerate), which use the small
  * JSON API of django_agent_sessions.urls with Django's CSRF token.
@@ -14,6 +15,7 @@ import { Heading } from "./heading.js";
 import { post as postJson } from "./http.js";
 import { OlderItems } from "./older.js";
 import { Sidebar } from "./sidebar.js";
+import { SseConnection } from "./stream.js";
 import { Transcript } from "./transcript.js";
 
 const body = document.body;
@@ -176,7 +178,7 @@ const handlers = {
   },
 };
 
-const connection = new Connection(config.socketPath, {
+const callbacks = {
   onFrame(frame) {
     const handler = handlers[frame.type];
     if (handler) handler(frame);
@@ -190,7 +192,11 @@ const connection = new Connection(config.socketPath, {
   onRefused() {
     showError(strings.denied);
   },
-});
+};
+const connection =
+  config.transport === "sse"
+    ? new SseConnection(config, callbacks)
+    : new Connection(config.socketPath, callbacks);
 
 /* ---------- HTTP actions ---------- */
 

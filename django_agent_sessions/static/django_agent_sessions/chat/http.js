@@ -3,7 +3,7 @@
  * token in X-CSRFToken, as Django's documentation says for AJAX.
  */
 
-function csrfToken() {
+export function csrfToken() {
   const match = document.cookie.match(/(?:^|;\s*)csrftoken=([^;]+)/);
   if (match) return decodeURIComponent(match[1]);
   const field = document.querySelector("input[name=csrfmiddlewaretoken]");
