@@ -56,7 +56,7 @@ def test_the_guide_covers_every_step():
         ("install", None),
         ("shell", None),
     }
-    assert "pip install ./django-agent-sessions\n" in install_block()
+    assert 'pip install "./django-agent-sessions[websocket]"\n' in install_block()
     assert "pip install -e\n./django-agent-sessions" in text  # to work on the app
     assert "pip\nwheel --no-deps -w dist ./django-agent-sessions" in text  # a wheel
     assert "channels.layers.InMemoryChannelLayer" in text

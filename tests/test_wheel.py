@@ -111,3 +111,54 @@ def test_fresh_project_installs_and_migrates(wheel, tmp_path):
     out = run([sys.executable, "-c", code], tmp_path, env)
     assert out.startswith(str(target))
     assert "'content': 'hi'" in out
+
+
+def test_channels_and_daphne_are_the_websocket_extras_only(wheel):
+    with zipfile.ZipFile(wheel) as archive:
+        (metadata,) = [n for n in archive.namelist() if n.endswith(".dist-info/METADATA")]
+        requires = [
+            line.removeprefix("Requires-Dist: ")
+            for line in archive.read(metadata).decode().splitlines()
+            if line.startswith("Requires-Dist: ")
+        ]
+    core = [r for r in requires if "extra ==" not in r]
+    assert not [r for r in core if r.startswith(("channels", "daphne"))], core
+    websocket = [r.split(";")[0].strip() for r in requires if "extra == 'websocket'" in r]
+    assert sorted(websocket) == ["channels>=4.2", "daphne>=4.2.2"]
+
+
+WITHOUT_CHANNELS = """
+import sys
+sys.modules["channels"] = sys.modules["daphne"] = None  # as if not installed
+import django
+from django.conf import settings
+settings.configure(
+    INSTALLED_APPS=[
+        "django.contrib.admin", "django.contrib.auth", "django.contrib.contenttypes",
+        "django.contrib.sessions", "django.contrib.messages", "django_agent_sessions",
+    ],
+    DATABASES={"default": {"ENGINE": "django.db.backends.sqlite3", "NAME": ":memory:"}},
+    ROOT_URLCONF="tests.urls_without_channels",
+    AGENT_SESSIONS={"AGENT": "tests.chat_agent.make_demo_agent"},
+    SECRET_KEY="x",
+)
+django.setup()
+from django.core import checks
+errors = [m.id for m in checks.run_checks() if m.is_serious() and m.id.startswith("django_agent")]
+from django.urls import reverse
+from django_agent_sessions.transports import chat_transport
+print(errors, chat_transport(), reverse("django_agent_sessions:events", args=["c1"]))
+try:
+    import django_agent_sessions.routing
+except ImportError as error:
+    print(error)
+"""
+
+
+def test_the_app_and_its_sse_chat_work_without_channels():
+    """Core, checks, URLs and the SSE transport import with Channels and daphne missing;
+    the websocket routes say what to install."""
+    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
+    out = run([sys.executable, "-c", WITHOUT_CHANNELS], REPO_ROOT, env)
+    assert out.splitlines()[0] == "[] sse /chat/c/c1/events/"
+    assert 'pip install "django-agent-sessions[websocket]"' in out.splitlines()[1]

@@ -13,8 +13,16 @@ import logging
 from typing import Any
 
 from agents import Agent
-from channels.consumer import get_handler_name
-from channels.generic.websocket import AsyncJsonWebsocketConsumer
+
+try:
+    from channels.consumer import get_handler_name
+    from channels.generic.websocket import AsyncJsonWebsocketConsumer
+except ImportError as missing:  # the core and the SSE transport do without Channels
+    raise ImportError(
+        "The chat's websocket needs Channels and daphne: "
+        'pip install "django-agent-sessions[websocket]" '
+        '(or set AGENT_SESSIONS["TRANSPORT"] = "sse" and leave the websocket routes out).'
+    ) from missing
 
 from django_agent_sessions import DjangoSession
 from django_agent_sessions.conf import app_settings
