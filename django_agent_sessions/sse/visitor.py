@@ -15,11 +15,11 @@ from django.http import HttpRequest
 from django_agent_sessions import DjangoSession
 from django_agent_sessions.conf import app_settings
 from django_agent_sessions.exceptions import SessionOwnershipError
+from django_agent_sessions.layers import stream_layer
 from django_agent_sessions.store import conversations
 from django_agent_sessions.websocket import access, groups
 from django_agent_sessions.websocket.agent_loading import load_agent
 from django_agent_sessions.websocket.context import AgentRunContext
-from django_agent_sessions.websocket.layers import stream_layer
 
 
 class Refused(Exception):

@@ -184,3 +184,9 @@ def row_estimate(connection: BaseDatabaseWrapper) -> str | None:
     if connection.vendor != "postgresql":
         return None
     return "SELECT reltuples::bigint FROM pg_class WHERE oid = %s::regclass"
+
+
+# PostgreSQL's notifications, the HTTP streams' channel layer (``notifications``).
+NOTIFY_CHANNEL = "django_agent_sessions"
+LISTEN = f"LISTEN {NOTIFY_CHANNEL}"
+NOTIFY = "SELECT pg_notify(%s, %s)"

@@ -9,9 +9,10 @@ from typing import Any
 
 import pytest
 
+from django_agent_sessions import layers
+from django_agent_sessions.layers.local import LocalChannelLayer
+from django_agent_sessions.layers.postgres import PostgresChannelLayer
 from django_agent_sessions.models import AgentRun
-from django_agent_sessions.websocket import layers
-from django_agent_sessions.websocket.local_layer import LocalChannelLayer
 from tests import approval_agent, chat_agent
 from tests.scripted import streamed_reply
 from tests.sse.client import EventStream, post
@@ -227,8 +228,10 @@ async def _get_json(path: str, cookie: bytes) -> tuple[int, Any]:
 async def test_without_channel_layers_runs_stream_inside_the_process(
     settings, alice_cookie, session_id
 ):
+    """One process's layer on SQLite, PostgreSQL's notifications on PostgreSQL."""
     settings.CHANNEL_LAYERS = {}
-    assert isinstance(layers.stream_layer(), LocalChannelLayer)
+    expected = PostgresChannelLayer if settings.TEST_DB == "postgres" else LocalChannelLayer
+    assert isinstance(layers.stream_layer(), expected)
     two_payments = streamed_reply("", tool_calls=approval_agent.two_payments())
     chat_agent.script(streamed_reply("Hello."), two_payments, streamed_reply("Paid."))
     stream, _history = await opened(session_id, alice_cookie)

@@ -8,8 +8,8 @@ import threading
 
 import pytest
 
-from django_agent_sessions.websocket import local_layer
-from django_agent_sessions.websocket.local_layer import LocalChannelLayer
+from django_agent_sessions.layers import local as local_layer
+from django_agent_sessions.layers.local import LocalChannelLayer
 
 
 async def test_group_send_reaches_members_only_and_discard_stops_it():

@@ -102,6 +102,10 @@ class LocalChannelLayer:
         for channel in list(self._groups.get(group, ())):
             await self.send(channel, message)
 
+    def holds(self, channel: str) -> bool:
+        """Whether the channel is this layer's: in a group, or read from."""
+        return channel in self._joined or channel in self._mailboxes
+
     async def flush(self) -> None:
         """Forget every group and channel (tests)."""
         self._mailboxes.clear()

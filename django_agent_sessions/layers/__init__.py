@@ -1,0 +1,69 @@
+"""Channel layers without Channels, and which one the HTTP streams (and the runs they start) use.
+
+A websocket consumer gets Channels' layer from Channels. An HTTP stream has no consumer
+around it, so it asks here:
+
+1. Channels' default layer when the project configures one (``CHANNEL_LAYERS``): then
+   websockets and streams of every worker see the same runs;
+2. else, on PostgreSQL, its LISTEN/NOTIFY (``postgres``): several workers
+   with no service besides the database they share already;
+3. else a layer inside this process (``local``): one worker (SQLite, runserver).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from django.conf import settings
+from django.db import connections
+
+from django_agent_sessions.layers.local import LocalChannelLayer
+from django_agent_sessions.layers.postgres import PostgresChannelLayer
+
+_local: LocalChannelLayer | None = None
+_postgres: PostgresChannelLayer | None = None
+
+
+def stream_layer() -> Any:
+    """The channel layer for HTTP streams (see the module)."""
+    configured = _channels_layer()
+    if configured is not None:
+        return configured
+    if connections["default"].vendor == "postgresql":
+        return postgres_layer()
+    return local_layer()
+
+
+def local_layer() -> LocalChannelLayer:
+    global _local
+    if _local is None:
+        _local = LocalChannelLayer()
+    return _local
+
+
+def postgres_layer() -> PostgresChannelLayer:
+    global _postgres
+    if _postgres is None:
+        _postgres = PostgresChannelLayer()
+    return _postgres
+
+
+def _channels_layer() -> Any:
+    if not getattr(settings, "CHANNEL_LAYERS", None):
+        return None
+    try:
+        from channels.layers import get_channel_layer
+    except ImportError:  # configured for a project that also runs without Channels
+        return None
+    return get_channel_layer()
+
+
+def _after_fork() -> None:
+    # A forked worker has its own streams: its parent's queues are not its own.
+    global _local, _postgres
+    _local = _postgres = None
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork)
