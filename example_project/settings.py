@@ -170,7 +170,9 @@ def _channel_layer() -> dict[str, Any]:
     }
 
 
-CHANNEL_LAYERS = {"default": _channel_layer()}
+# CHANNEL_LAYER=none: no channel layer at all (the chat then streams over HTTP, and
+# several workers meet through PostgreSQL's LISTEN/NOTIFY).
+CHANNEL_LAYERS = {} if os.environ.get("CHANNEL_LAYER") == "none" else {"default": _channel_layer()}
 
 
 def _caches() -> dict[str, Any]:

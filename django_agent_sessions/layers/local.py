@@ -102,6 +102,11 @@ class LocalChannelLayer:
         for channel in list(self._groups.get(group, ())):
             await self.send(channel, message)
 
+    async def tell_every_channel(self, message: dict[str, Any]) -> None:
+        """``message`` to every channel in a group (after a layer lost messages)."""
+        for channel in list(self._joined):
+            await self.send(channel, message)
+
     def holds(self, channel: str) -> bool:
         """Whether the channel is this layer's: in a group, or read from."""
         return channel in self._joined or channel in self._mailboxes

@@ -14,10 +14,10 @@ a stream of another worker follows it.
 - **The 8,000-byte payload limit**: a longer message goes as numbered parts of one
   transaction (PostgreSQL delivers a transaction's notifications together and in
   order), put back together by the listener.
-- **A restarted server**: the listener connects again (and listens before it returns to
-  anybody waiting); a send is tried again once on a new connection. A notification sent
-  while nobody listened is lost, as a Redis layer loses messages past its capacity: the
-  relay's catch-up and gap timers, the runs' lease and the sweep cover it.
+- **A restarted server**: the listener connects again, and then tells every channel of
+  its process ``agent.resync``: notifications sent while nobody listened are lost, so
+  each stream reads its conversation's state again (a ``history`` frame, with the run in
+  flight). A send is tried again once on a new connection.
 - **Not through pgBouncer in transaction pooling**: LISTEN needs a session of its own.
 """
 
@@ -37,6 +37,8 @@ from django_agent_sessions.store.statements import LISTEN, NOTIFY, NOTIFY_CHANNE
 logger = logging.getLogger(__name__)
 
 CHANNEL = NOTIFY_CHANNEL
+# What every channel of the process is told once the listener listens again.
+RESYNC = "agent.resync"
 # Below PostgreSQL's 8,000-byte payload limit, with room for a part's envelope.
 PART_BYTES = 7000
 _RECONNECT_DELAYS = (0.1, 0.5, 1.0, 2.0, 5.0)
@@ -142,6 +144,10 @@ class PostgresChannelLayer:
                 connection = await self._connect()
                 async with connection:
                     await connection.execute(LISTEN)
+                    if self._listening.is_set():
+                        # Listening again: what was sent meanwhile is lost. Every stream
+                        # of this process reads the conversation's state again.
+                        await self.local.tell_every_channel({"type": RESYNC})
                     self._listening.set()
                     failures = 0
                     async for notification in connection.notifies():

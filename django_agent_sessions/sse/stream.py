@@ -127,6 +127,8 @@ class EventStream:
         elif kind == "agent.presence":
             here = {"type": "agent.here"}
             await layer.retrying(self.channel_layer.send, message["reply_to"], here)
+        elif kind == "agent.resync" and self.conversation_pk is not None:
+            await self.relay.send_history()  # the layer lost messages (layers.postgres)
         elif kind == "agent.created" and self.conversation_pk is None:
             await self._join(int(message["conversation_pk"]))
             await self.relay.send_history(unless_empty=True)
