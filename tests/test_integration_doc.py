@@ -10,6 +10,7 @@ through ``manage.py runserver`` (daphne's), exactly as the guide tells a develop
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import socket
@@ -32,16 +33,19 @@ pytestmark = [pytest.mark.browser, pytest.mark.once, pytest.mark.timeout(INSTALL
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 GUIDE = REPO_ROOT / "docs" / "integration.md"
-BLOCK = re.compile(
-    r"<!-- integration: (?P<target>\S+)(?: (?P<mode>append|replace|new))? -->\n"
-    r"```(?P<lang>\w*)\n(?P<body>.*?\n)```$",  # the closing fence: a line of its own
-    re.S | re.M,
-)
 USERNAME, PASSWORD = "tryout", "pw-tryout-1234"
 
 
-def guide_blocks() -> list[tuple[str, str | None, str]]:
-    return [(m["target"], m["mode"], m["body"]) for m in BLOCK.finditer(GUIDE.read_text())]
+def guide_blocks(
+    guide: Path = GUIDE, marker: str = "integration"
+) -> list[tuple[str, str | None, str]]:
+    """The guide's marked blocks: ``<!-- MARKER: PATH MODE -->`` above a fenced block."""
+    block = re.compile(
+        rf"<!-- {marker}: (?P<target>\S+)(?: (?P<mode>append|replace|new))? -->\n"
+        r"```(?P<lang>\w*)\n(?P<body>.*?\n)```$",  # the closing fence: a line of its own
+        re.S | re.M,
+    )
+    return [(m["target"], m["mode"], m["body"]) for m in block.finditer(guide.read_text())]
 
 
 def test_the_guide_covers_every_step():
@@ -68,14 +72,16 @@ def test_the_guide_covers_every_step():
     assert "(docs/integration.md)" in readme
 
 
-def install_block() -> str:
-    (body,) = [body for target, _mode, body in guide_blocks() if target == "install"]
+def install_block(guide: Path = GUIDE, marker: str = "integration") -> str:
+    (body,) = [b for target, _mode, b in guide_blocks(guide, marker) if target == "install"]
     return body
 
 
-def install_as_the_guide_says(root: Path, env: dict[str, str]) -> Path:
+def install_as_the_guide_says(
+    root: Path, env: dict[str, str], guide: Path = GUIDE, marker: str = "integration"
+) -> Path:
     """Run the guide's install block in ``root``; the project directory it ends in."""
-    script = install_block()
+    script = install_block(guide, marker)
     clone = re.search(r"^git clone \S+$", script, re.M)
     assert clone is not None, "the install block clones the repository"
     # No network here: the clone is a copy of this checkout, as a clone of it would hold.
@@ -112,15 +118,27 @@ def run(cwd: Path, env: dict[str, str], *args: str) -> str:
 @pytest.fixture(scope="module")
 def project(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str]]:
     root = tmp_path_factory.mktemp("fresh")
+    env = fresh_environment()
+    project_dir = install_as_the_guide_says(root, env)
+    assert project_dir == root / "mysite"
+    apply_blocks(project_dir, guide_blocks())
+    return project_dir, env
+
+
+def fresh_environment() -> dict[str, str]:
+    """This process's environment, less what would configure the fresh project."""
     env = {
         key: value
         for key, value in os.environ.items()
         if not key.startswith(("DJANGO_", "OPENAI_", "AGENT_SESSIONS_")) and key != "PYTHONPATH"
     }
     env.update(PYTHONDONTWRITEBYTECODE="1", PYTHONUNBUFFERED="1")
-    project_dir = install_as_the_guide_says(root, env)
-    assert project_dir == root / "mysite"
-    for target, mode, body in guide_blocks():
+    return env
+
+
+def apply_blocks(project_dir: Path, blocks: list[tuple[str, str | None, str]]) -> None:
+    """Write each block into the project as its marker says (append, replace, new)."""
+    for target, mode, body in blocks:
         if target in {"install", "shell"}:
             continue
         path = project_dir / target
@@ -130,7 +148,6 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, s
             assert (mode == "new") != path.exists(), f"{target}: the guide says {mode}"
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(body)
-    return project_dir, env
 
 
 def test_check_and_migrate_are_clean(project):
@@ -143,6 +160,16 @@ def test_check_and_migrate_are_clean(project):
 @pytest.fixture(scope="module")
 def server(project) -> Iterator[str]:
     project_dir, env = project
+    migrate_with_a_user(project_dir, env)
+    port = free_port()
+    with served(
+        project_dir, env, ["manage.py", "runserver", f"127.0.0.1:{port}", "--noreload"], port
+    ) as url:
+        yield url
+
+
+def migrate_with_a_user(project_dir: Path, env: dict[str, str]) -> None:
+    """The guide's ``migrate`` and ``createsuperuser`` (the tryout login)."""
     run(project_dir, env, "manage.py", "migrate", "--no-input", "-v", "0")
     run(
         project_dir,
@@ -155,33 +182,29 @@ def server(project) -> Iterator[str]:
         "--email",
         "tryout@example.com",
     )
-    port = free_port()
-    log = (project_dir / "runserver.log").open("wb")
+
+
+@contextlib.contextmanager
+def served(project_dir: Path, env: dict[str, str], args: list[str], port: int) -> Iterator[str]:
+    """``python ARGS`` (a server) in the guide's virtual environment, until it answers."""
+    log_path = project_dir / "server.log"
+    log = log_path.open("wb")
+    python = str(project_dir.parent / ".venv" / "bin" / "python")
     process = subprocess.Popen(
-        [
-            str(project_dir.parent / ".venv" / "bin" / "python"),
-            "manage.py",
-            "runserver",
-            f"127.0.0.1:{port}",
-            "--noreload",
-        ],
-        cwd=project_dir,
-        env=env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
+        [python, *args], cwd=project_dir, env=env, stdout=log, stderr=subprocess.STDOUT
     )
     url = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 60
         while True:
-            assert process.poll() is None, (project_dir / "runserver.log").read_text()
+            assert process.poll() is None, log_path.read_text()
             try:
                 with urllib.request.urlopen(url + "/admin/login/", timeout=5) as reply:
                     if reply.status == 200:
                         break
             except (urllib.error.URLError, ConnectionError, TimeoutError):
                 pass
-            assert time.monotonic() < deadline, "runserver did not answer in 60 s"
+            assert time.monotonic() < deadline, "the server did not answer in 60 s"
             time.sleep(0.2)
         yield url
     finally:
