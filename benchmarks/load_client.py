@@ -21,6 +21,8 @@ from typing import Any
 import psutil
 from websockets.asyncio.client import connect
 
+from benchmarks import sse_client
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -160,29 +162,36 @@ async def chat(
             deadline = time.monotonic() + timeout
             while time.monotonic() < deadline:
                 frame = json.loads(await asyncio.wait_for(ws.recv(), deadline - time.monotonic()))
-                now = time.time()
-                result.frames += 1
-                kind = frame.get("type")
-                result.last_frame = str(kind)
-                if kind == "text.delta":
-                    if result.ttft is None:
-                        result.ttft = now - started
-                    result.latencies += [
-                        now - float(token[1:].rstrip("x"))
-                        for token in frame["delta"].split()
-                        if token[:1] == "@"
-                    ]
-                elif kind == "run.completed":
-                    result.completed = True
-                    return result
-                elif kind in ("run.failed", "run.cancelled", "error"):
-                    result.error = f"{kind}: {frame.get('error') or frame.get('code')}"
+                if record_frame(result, frame, started):
                     return result
     except (TimeoutError, asyncio.TimeoutError):
         pass  # hung: not completed, no error frame
     except Exception as error:  # a benchmark reports failures instead of dying on them
         result.error = f"{type(error).__name__}: {error}"
     return result
+
+
+def record_frame(result: ClientResult, frame: dict[str, Any], started: float) -> bool:
+    """Count a frame of the run into ``result``; True once the run is over."""
+    now = time.time()
+    result.frames += 1
+    kind = frame.get("type")
+    result.last_frame = str(kind)
+    if kind == "text.delta":
+        if result.ttft is None:
+            result.ttft = now - started
+        result.latencies += [
+            now - float(token[1:].rstrip("x"))
+            for token in frame["delta"].split()
+            if token[:1] == "@"
+        ]
+    elif kind == "run.completed":
+        result.completed = True
+        return True
+    elif kind in ("run.failed", "run.cancelled", "error"):
+        result.error = f"{kind}: {frame.get('error') or frame.get('code')}"
+        return True
+    return False
 
 
 async def non_reader(server: Server, cookie: str, text: str, seconds: float) -> None:
@@ -226,12 +235,15 @@ async def _sample_rss(server: Server, peak: list[int], stop: asyncio.Event) -> N
         await asyncio.sleep(0.05)
 
 
-async def run_scenario(server: Server, cookies: list[str], s: Scenario) -> dict[str, Any]:
+async def run_scenario(
+    server: Server, cookies: list[str], s: Scenario, sse: bool = False
+) -> dict[str, Any]:
+    """``s`` against ``server``: over websockets, or over SSE (``sse_client``)."""
     if s.non_reader_cost:
         return await _non_reader_cost(server, cookies, s)
     before = server.rss()
     if s.idle_only:
-        return await _idle(server, cookies, s, before)
+        return await _idle(server, cookies, s, before, sse)
     peak, stop = [before], asyncio.Event()
     sampler = asyncio.create_task(_sample_rss(server, peak, stop))
     text = f"bench tokens={s.tokens} delay_ms={s.delay_ms} pad={s.pad}"
@@ -239,7 +251,11 @@ async def run_scenario(server: Server, cookies: list[str], s: Scenario) -> dict[
     timeout = 30 + expected * 3
     go = asyncio.Event()
     clients = [
-        asyncio.create_task(chat(server, cookies[i % len(cookies)], text, go, timeout))
+        asyncio.create_task(
+            sse_client.chat(server.port, cookies[i % len(cookies)], text, go, timeout)
+            if sse
+            else chat(server, cookies[i % len(cookies)], text, go, timeout)
+        )
         for i in range(s.clients)
     ]
     idle = await _open_idle(server, cookies, s.idle_too)
@@ -301,10 +317,15 @@ async def _open_idle(server: Server, cookies: list[str], count: int) -> list[Any
     return sockets
 
 
-async def _idle(server: Server, cookies: list[str], s: Scenario, before: int) -> dict[str, Any]:
-    sockets = []
+async def _idle(
+    server: Server, cookies: list[str], s: Scenario, before: int, sse: bool = False
+) -> dict[str, Any]:
+    sockets: list[Any] = []
     try:
-        sockets = await _open_idle(server, cookies, s.clients)
+        if sse:
+            sockets = await sse_client.open_idle(server.port, cookies, s.clients)
+        else:
+            sockets = await _open_idle(server, cookies, s.clients)
         await asyncio.sleep(0.5)
         after = server.rss()
     finally:

@@ -1,8 +1,9 @@
-"""The streaming benchmark: a websocket load client against daphne serving the example project.
+"""The streaming benchmark: websocket and SSE load clients against daphne serving the example.
 
     python -m benchmarks.streaming [--db sqlite|postgres] [--smoke] [--out-dir DIR]
 
-For each mode (with DjangoSession, and the session-less baseline) it starts one daphne
+For each mode (with DjangoSession, the session-less baseline, and the chat over Server-Sent
+Events with POSTs: ``sse_client``) it starts one daphne
 worker on 127.0.0.1, signs in benchmark users, and drives bounded scenarios through
 ``ws/agent-sessions/<id>/`` with the paced model of ``streaming_app``. It measures time to
 first token, per-token delivery latency, frames/s, the worker's RSS, and errors and hung
@@ -88,6 +89,8 @@ class Mode:
     # Production's channel layer (Redis at REDIS_URL) instead of the in-memory one, which
     # scans every channel and group on each message (channels' development layer).
     redis: bool = False
+    # The chat over Server-Sent Events and POSTs instead of websockets (same worker).
+    sse: bool = False
 
 
 # The defaults run the example project's database settings as they are (persistent
@@ -99,6 +102,7 @@ _CLOSING = (("CONN_MAX_AGE", "0"),)
 MODES = [
     Mode("sessions", False, _EXAMPLE),
     Mode("baseline", True, _EXAMPLE),
+    Mode("sessions, SSE", False, (*_EXAMPLE, ("CHAT_TRANSPORT", "sse")), sse=True),
     Mode("sessions, Redis layer", False, (*_EXAMPLE, ("BENCH_CHANNEL_LAYER", "redis")), redis=True),
     Mode("sessions, CONN_MAX_AGE=0", False, _CLOSING, True),
     Mode("baseline, CONN_MAX_AGE=0", True, _CLOSING, True),
@@ -120,7 +124,7 @@ async def run_mode(
             if no_session and not scenario.baseline_too:
                 continue
             print(f"== streaming on {db}, {label}: {scenario.name}", flush=True)
-            result = await run_scenario(server, cookies, scenario)
+            result = await run_scenario(server, cookies, scenario, sse=mode.sse)
             result["mode"] = label
             print(f"   {result}", flush=True)
             results.append(result)
@@ -130,6 +134,8 @@ async def run_mode(
 
 
 def _runs_in(scenario: Scenario, mode: Mode) -> bool:
+    if mode.sse:  # the chats compared with the websocket's, and idle streams' memory
+        return scenario.idle_only or (scenario.baseline_too and scenario.clients > 1)
     if mode.redis:  # the loaded worker, and its reference without the idle sockets
         return scenario.name in (LOADED, SMOKE_LOADED, *_LOADED_REFERENCE.values())
     if scenario.idle_too:  # the in-memory layer's scans would measure only themselves
@@ -148,7 +154,7 @@ def run_all(
     try:
         cookies = Server(db, name, False).prepare(4)
         results = []
-        for mode in MODES if variants else MODES[:3]:
+        for mode in MODES if variants else MODES[:4]:
             if modes and mode.label not in modes.split(";"):
                 continue
             if mode.redis and not os.environ.get("REDIS_URL"):
@@ -240,6 +246,7 @@ def targets(results: list[dict[str, Any]], smoke: bool) -> list[dict[str, Any]]:
                 and (bound is None or (p99 is not None and p99 <= bound)),
             }
         )
+    checks += _sse_against_websocket(results, smoke)
     checks += _non_reader_cpu(by_name, smoke)
     checks += _loaded_worker(
         {r["scenario"]: r for r in results if r["mode"] == "sessions, Redis layer"}, smoke
@@ -260,6 +267,57 @@ def targets(results: list[dict[str, Any]], smoke: bool) -> list[dict[str, Any]]:
                 "readers_without_end": cost["readers_without_end"],
                 "met": cost["non_reader_transport_mib"] * 2**20 <= MAX_RUN_BYTES
                 and cost["readers_without_end"] == 0,
+            }
+        )
+    return checks
+
+
+def _sse_against_websocket(results: list[dict[str, Any]], smoke: bool) -> list[dict[str, Any]]:
+    """The same chats over SSE and over websockets on the same worker: TTFT p50 and p99
+    within 1.2x, frames/s at least 1/1.2 of the websocket's, nobody hung or failed."""
+    names = (
+        ["5 x 20 tokens @ 5 ms"]
+        if smoke
+        else [
+            "50 x 200 tokens @ 20 ms",
+            "200 x 200 tokens @ 20 ms",
+        ]
+    )
+    checks = []
+    for name in names:
+        pair = {r["mode"]: r for r in results if r["scenario"] == name}
+        sse, ws = pair.get("sessions, SSE"), pair.get("sessions")
+        if sse is None or ws is None:
+            continue
+        ratios = {
+            key: round(sse[key] / ws[key], 2) if sse[key] and ws[key] else None
+            for key in ("ttft_p50_ms", "ttft_p99_ms", "frames_per_s")
+        }
+        fast_enough = all(
+            ratio is not None and (ratio >= 1 / 1.2 if key == "frames_per_s" else ratio <= 1.2)
+            for key, ratio in ratios.items()
+        )
+        checks.append(
+            {
+                "target": f"SSE within 1.2x of the websocket ({name})",
+                "sse_ttft_p50_p99_ms": (sse["ttft_p50_ms"], sse["ttft_p99_ms"]),
+                "websocket_ttft_p50_p99_ms": (ws["ttft_p50_ms"], ws["ttft_p99_ms"]),
+                "sse_frames_per_s": sse["frames_per_s"],
+                "websocket_frames_per_s": ws["frames_per_s"],
+                "ratios": ratios,
+                "sse_completed": f"{sse['completed']}/{sse['clients']}",
+                "met": fast_enough and sse["completed"] == sse["clients"],
+            }
+        )
+    idle = next((r for r in results if r["mode"] == "sessions, SSE" and "open" in r), None)
+    if idle is not None:
+        checks.append(
+            {
+                "target": "memory per idle SSE stream, reported",
+                "streams": idle["open"],
+                "kib_per_stream": idle["kib_per_socket"],
+                "met": idle["open"] == idle["clients"],
+                "for_information": True,
             }
         )
     return checks

@@ -1,0 +1,120 @@
+"""The streaming benchmark's SSE clients: ``GET .../events/`` held open, POSTs to start runs.
+
+A minimal HTTP/1.1 client on asyncio streams (the server's response is chunked), so the
+measurement is the server's and not a client library's. Used by ``load_client`` when a
+mode runs the SSE transport; every wait here is bounded.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+import uuid
+from typing import Any
+
+CSRF = "c" * 32
+
+
+class EventStream:
+    """One stream: ``open()`` reads the headers, ``frame()`` the next event's JSON."""
+
+    def __init__(self, port: int, cookie: str, session_id: str) -> None:
+        self.port, self.cookie, self.session_id = port, cookie, session_id
+        self.reader: asyncio.StreamReader | None = None
+        self.writer: asyncio.StreamWriter | None = None
+        self._text = ""
+
+    async def open(self) -> None:
+        self.reader, self.writer = await asyncio.open_connection("127.0.0.1", self.port)
+        self.writer.write(
+            f"GET /c/{self.session_id}/events/ HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+            f"Cookie: sessionid={self.cookie}\r\nAccept: text/event-stream\r\n\r\n".encode()
+        )
+        head = await self.reader.readuntil(b"\r\n\r\n")
+        if not head.startswith(b"HTTP/1.1 200"):
+            raise RuntimeError(head.split(b"\r\n", 1)[0].decode())
+
+    async def frame(self) -> dict[str, Any]:
+        while True:
+            if "\n\n" in self._text:
+                block, self._text = self._text.split("\n\n", 1)
+                for line in block.split("\n"):
+                    if line.startswith("data: "):
+                        return dict(json.loads(line[6:]))
+                continue  # a heartbeat or the reconnect delay
+            self._text += await self._chunk()
+
+    async def _chunk(self) -> str:
+        assert self.reader is not None
+        size = int((await self.reader.readline()).strip() or b"0", 16)
+        if size == 0:
+            raise ConnectionError("the stream ended")
+        data = await self.reader.readexactly(size + 2)
+        return data[:-2].decode()
+
+    async def close(self) -> None:
+        if self.writer is not None:
+            self.writer.close()
+
+
+async def post_message(port: int, cookie: str, session_id: str, text: str) -> int:
+    body = json.dumps({"type": "user_message", "text": text}).encode()
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    try:
+        writer.write(
+            f"POST /c/{session_id}/messages/ HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+            f"Cookie: sessionid={cookie}; csrftoken={CSRF}\r\nX-CSRFToken: {CSRF}\r\n"
+            f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n"
+            "Connection: close\r\n\r\n".encode()
+            + body
+        )
+        status = await reader.readline()
+        return int(status.split()[1])
+    finally:
+        writer.close()
+
+
+async def chat(port: int, cookie: str, text: str, go: asyncio.Event, timeout: float) -> Any:
+    """As ``load_client.chat``, over SSE: the stream's history, then a POST on ``go``."""
+    from benchmarks.load_client import ClientResult, record_frame
+
+    result = ClientResult()
+    stream = EventStream(port, cookie, f"bench-{uuid.uuid4().hex[:12]}")
+    try:
+        await asyncio.wait_for(stream.open(), 30)
+        result.stage = "waiting for the history frame"
+        first = await asyncio.wait_for(stream.frame(), 30)
+        if first.get("type") != "history":
+            result.error = f"first frame was {first.get('type')}"
+            return result
+        await go.wait()
+        started = time.time()
+        status = await post_message(port, cookie, stream.session_id, text)
+        if status != 202:
+            result.error = f"POST answered {status}"
+            return result
+        result.stage = "reading the run"
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            frame = await asyncio.wait_for(stream.frame(), deadline - time.monotonic())
+            if record_frame(result, frame, started):
+                return result
+    except (TimeoutError, asyncio.TimeoutError):
+        pass  # hung: not completed, no error frame
+    except Exception as error:  # a benchmark reports failures instead of dying on them
+        result.error = f"{type(error).__name__}: {error}"
+    finally:
+        await stream.close()
+    return result
+
+
+async def open_idle(port: int, cookies: list[str], count: int) -> list[EventStream]:
+    """``count`` streams, each past its history frame, then left idle."""
+    streams = []
+    for i in range(count):
+        stream = EventStream(port, cookies[i % len(cookies)], f"bench-idle-{uuid.uuid4().hex[:8]}")
+        await asyncio.wait_for(stream.open(), 30)
+        await asyncio.wait_for(stream.frame(), 30)
+        streams.append(stream)
+    return streams
