@@ -72,7 +72,7 @@ def test_sessions_and_streaming_benchmarks_run(tmp_path: Path) -> None:
 
     streamed = json.loads((tmp_path / "streaming" / "streaming-latest.json").read_text())
     modes = {r["mode"] for r in streamed["results"]}
-    assert {"sessions", "baseline"} <= modes, streaming_output[-3000:]
+    assert {"sessions", "baseline", "sessions, SSE"} <= modes, streaming_output[-3000:]
     for r in streamed["results"]:
         if "completed" in r:
             # Every client is accounted for; how many hung is a measurement, shown in
