@@ -58,21 +58,36 @@ class EventStream:
             self.writer.close()
 
 
-async def post_message(port: int, cookie: str, session_id: str, text: str) -> int:
-    body = json.dumps({"type": "user_message", "text": text}).encode()
-    reader, writer = await asyncio.open_connection("127.0.0.1", port)
-    try:
-        writer.write(
+class Poster:
+    """One kept-alive connection for a client's POSTs, as a browser's ``fetch`` keeps one."""
+
+    def __init__(self, port: int, cookie: str) -> None:
+        self.port, self.cookie = port, cookie
+        self.reader: asyncio.StreamReader | None = None
+        self.writer: asyncio.StreamWriter | None = None
+
+    async def open(self) -> None:
+        self.reader, self.writer = await asyncio.open_connection("127.0.0.1", self.port)
+
+    async def message(self, session_id: str, text: str) -> int:
+        """POST a ``user_message``; the response's status."""
+        assert self.reader is not None
+        assert self.writer is not None
+        body = json.dumps({"text": text}).encode()
+        self.writer.write(
             f"POST /c/{session_id}/messages/ HTTP/1.1\r\nHost: 127.0.0.1\r\n"
-            f"Cookie: sessionid={cookie}; csrftoken={CSRF}\r\nX-CSRFToken: {CSRF}\r\n"
-            f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n"
-            "Connection: close\r\n\r\n".encode()
+            f"Cookie: sessionid={self.cookie}; csrftoken={CSRF}\r\nX-CSRFToken: {CSRF}\r\n"
+            f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n".encode()
             + body
         )
-        status = await reader.readline()
-        return int(status.split()[1])
-    finally:
-        writer.close()
+        head = (await self.reader.readuntil(b"\r\n\r\n")).decode().lower()
+        length = int(head.split("content-length:", 1)[1].split("\r\n", 1)[0])
+        await self.reader.readexactly(length)
+        return int(head.split()[1])
+
+    async def close(self) -> None:
+        if self.writer is not None:
+            self.writer.close()
 
 
 async def chat(port: int, cookie: str, text: str, go: asyncio.Event, timeout: float) -> Any:
@@ -81,8 +96,10 @@ async def chat(port: int, cookie: str, text: str, go: asyncio.Event, timeout: fl
 
     result = ClientResult()
     stream = EventStream(port, cookie, f"bench-{uuid.uuid4().hex[:12]}")
+    poster = Poster(port, cookie)
     try:
         await asyncio.wait_for(stream.open(), 30)
+        await asyncio.wait_for(poster.open(), 30)
         result.stage = "waiting for the history frame"
         first = await asyncio.wait_for(stream.frame(), 30)
         if first.get("type") != "history":
@@ -90,7 +107,7 @@ async def chat(port: int, cookie: str, text: str, go: asyncio.Event, timeout: fl
             return result
         await go.wait()
         started = time.time()
-        status = await post_message(port, cookie, stream.session_id, text)
+        status = await poster.message(stream.session_id, text)
         if status != 202:
             result.error = f"POST answered {status}"
             return result
@@ -106,6 +123,7 @@ async def chat(port: int, cookie: str, text: str, go: asyncio.Event, timeout: fl
         result.error = f"{type(error).__name__}: {error}"
     finally:
         await stream.close()
+        await poster.close()
     return result
 
 
