@@ -96,7 +96,9 @@ class EventStream:
     async def _follow(self) -> None:
         try:
             if self.conversation_pk is None:
-                await self.membership.wait_for_creation(self.visitor.session_id)
+                await self.membership.wait_for_creation(
+                    self.visitor.session_id, self.visitor.owner_id
+                )
                 await history.send_empty_frame(self.send_json)
             else:
                 await self._join(self.conversation_pk)

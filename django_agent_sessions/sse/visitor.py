@@ -71,7 +71,9 @@ class HttpVisitor:
     async def create_conversation(self) -> None:
         opened = await conversations.aopen_conversation(self.session_id, owner_id=self.owner_id)
         self.conversation_pk = opened.pk
-        await groups.announce_creation(self.channel_layer, self.session_id, opened.pk)
+        await groups.announce_creation(
+            self.channel_layer, self.session_id, self.owner_id, opened.pk
+        )
 
     def _stored_session_id(self, requested: str) -> str:
         if not self.anonymous:

@@ -106,7 +106,7 @@ class AgentSessionConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
         lost.sweeper.acquire(self.channel_layer)
         self._holds_sweeper = True
         if opened is None:
-            await self.membership.wait_for_creation(self.session_id)
+            await self.membership.wait_for_creation(self.session_id, self.owner_id)
             await history.send_empty_frame(self.send_json)
             return
         await self._join(opened.pk)
@@ -124,7 +124,9 @@ class AgentSessionConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
         """The first message: create the conversation, and bring every tab open on it."""
         opened = await conversations.aopen_conversation(self.session_id, owner_id=self.owner_id)
         await self._join(opened.pk)
-        await groups.announce_creation(self.channel_layer, self.session_id, opened.pk)
+        await groups.announce_creation(
+            self.channel_layer, self.session_id, self.owner_id, opened.pk
+        )
 
     async def agent_created(self, message: dict[str, Any]) -> None:
         """Another tab's first message created this socket's conversation: join it."""

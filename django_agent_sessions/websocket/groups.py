@@ -38,8 +38,8 @@ class Groups:
     def channel(self) -> str:
         return self.socket.channel_name
 
-    async def wait_for_creation(self, session_id: str) -> None:
-        self._pending = runs.pending_group_name(session_id)
+    async def wait_for_creation(self, session_id: str, owner_id: Any) -> None:
+        self._pending = runs.pending_group_name(session_id, owner_id)
         await layer.retrying(self.layer.group_add, self._pending, self.channel)
 
     async def join(self, conversation_pk: int) -> None:
@@ -76,10 +76,12 @@ class Groups:
             await layer.retrying(self.layer.group_discard, pending, self.channel)
 
 
-async def announce_creation(channel_layer: Any, session_id: str, conversation_pk: int) -> None:
-    """Bring every tab waiting on the new id into the conversation."""
+async def announce_creation(
+    channel_layer: Any, session_id: str, owner_id: Any, conversation_pk: int
+) -> None:
+    """Bring every tab of the owner waiting on the new id into the conversation."""
     await layer.retrying(
         channel_layer.group_send,
-        runs.pending_group_name(session_id),
+        runs.pending_group_name(session_id, owner_id),
         {"type": "agent.created", "conversation_pk": conversation_pk},
     )

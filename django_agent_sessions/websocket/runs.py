@@ -52,13 +52,16 @@ def group_name(session_pk: int) -> str:
     return f"agent_sessions.{session_pk}"
 
 
-def pending_group_name(session_id: str) -> str:
-    """The group of the sockets open on an id whose conversation does not exist yet.
+def pending_group_name(session_id: str, owner_id: Any) -> str:
+    """The group of one owner's sockets open on an id whose conversation does not exist yet.
 
     The first message creates the conversation and tells this group its primary key, so
-    every tab already open on the new id joins the conversation and sees the run.
+    every tab of the owner already open on the new id joins the conversation and sees
+    the run. The owner is part of the name: another user's socket open on the same id
+    (which will be refused the conversation) never hears of it.
     """
-    digest = hashlib.sha256(session_id.encode("utf-8", "surrogatepass")).hexdigest()[:48]
+    key = f"{owner_id!r}\x00{session_id}"
+    digest = hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:48]
     return f"agent_sessions.new.{digest}"
 
 

@@ -263,3 +263,15 @@ async def test_runs_started_by_posts_leave_no_threads_behind(alice_cookie, sessi
         await stream.frames_until("run.completed")
         counts.append(threading.active_count())
     assert counts[-1] <= counts[0], counts
+
+
+async def test_another_users_stream_on_a_new_id_never_hears_of_its_conversation(
+    alice_cookie, bob_cookie, session_id
+):
+    chat_agent.script(streamed_reply("for Alice only"))
+    bobs, _history = await opened(session_id, bob_cookie)
+    alices, _history = await opened(session_id, alice_cookie)
+    assert (await post(url(session_id, "messages/"), {"text": "a secret"}, alice_cookie))[0] == 202
+    await alices.frames_until("run.completed")
+    with pytest.raises(asyncio.TimeoutError):
+        await bobs.next(timeout=0.5)  # (heartbeats come every 15 s)

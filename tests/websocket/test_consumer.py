@@ -692,3 +692,18 @@ async def test_run_events_reach_the_socket_while_the_database_thread_is_busy(
         assert await socket.receive(timeout=0.5) == event
     finally:
         await busy
+
+
+async def test_another_users_socket_on_a_new_id_never_hears_of_its_conversation(
+    alice_cookie, bob_cookie, session_id
+):
+    """The pending group of a new id is its owner's: Bob's socket, open on the id Alice
+    then creates, is not brought into her conversation."""
+    chat_agent.script(streamed_reply("for Alice only"))
+    bobs = Socket(session_id, bob_cookie)
+    await bobs.open()
+    alices = Socket(session_id, alice_cookie)
+    await alices.open()
+    await alices.say("a secret")
+    await alices.until("run.completed")
+    assert await bobs.nothing_more(wait=0.5)
