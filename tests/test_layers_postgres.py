@@ -79,3 +79,19 @@ async def test_http_streams_use_it_on_postgresql_without_channel_layers(settings
     assert isinstance(layers.stream_layer(), PostgresChannelLayer)
     settings.CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
     assert not isinstance(layers.stream_layer(), PostgresChannelLayer)
+
+
+async def test_a_server_that_cannot_be_reached_fails_the_call_instead_of_hanging(monkeypatch):
+    monkeypatch.setattr(postgres, "LISTEN_TIMEOUT", 0.3)
+    layer = PostgresChannelLayer()
+
+    async def unreachable() -> None:
+        raise OSError("connection refused")
+
+    monkeypatch.setattr(layer, "_connect", unreachable)
+    with pytest.raises(ConnectionError, match="notifications are unavailable"):
+        await layer.group_add("g", "c")
+    with pytest.raises(ConnectionError):
+        await layer.group_send("g", {"type": "x"})
+    assert layer._listener is not None
+    layer._listener.cancel()

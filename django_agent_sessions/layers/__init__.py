@@ -12,6 +12,7 @@ around it, so it asks here:
 
 from __future__ import annotations
 
+import importlib.util
 import os
 from typing import Any
 
@@ -30,7 +31,7 @@ def stream_layer() -> Any:
     configured = _channels_layer()
     if configured is not None:
         return configured
-    if connections["default"].vendor == "postgresql":
+    if connections["default"].vendor == "postgresql" and _psycopg3():
         return postgres_layer()
     return local_layer()
 
@@ -47,6 +48,11 @@ def postgres_layer() -> PostgresChannelLayer:
     if _postgres is None:
         _postgres = PostgresChannelLayer()
     return _postgres
+
+
+def _psycopg3() -> bool:
+    """Whether psycopg 3 is installed (Django's backend may run on psycopg2 instead)."""
+    return importlib.util.find_spec("psycopg") is not None
 
 
 def _channels_layer() -> Any:

@@ -25,7 +25,8 @@ CAPACITY = 1000
 
 
 class _Mailbox:
-    """One channel's queue, bound to the event loop of its first reader or writer."""
+    """One channel's queue, bound to the event loop of its reader (until one comes, of
+    its first writer)."""
 
     def __init__(self) -> None:
         self.loop = asyncio.get_running_loop()
@@ -67,6 +68,8 @@ class LocalChannelLayer:
         mailbox = self._mailboxes.get(channel)
         if mailbox is None:
             mailbox = self._mailboxes[channel] = _Mailbox()
+        # Bound to its reader's loop: a writer's may be a short-lived one (async_to_sync).
+        mailbox.loop = asyncio.get_running_loop()
         mailbox.readers += 1
         try:
             return await mailbox.queue.get()

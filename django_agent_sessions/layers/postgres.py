@@ -42,6 +42,18 @@ RESYNC = "agent.resync"
 # Below PostgreSQL's 8,000-byte payload limit, with room for a part's envelope.
 PART_BYTES = 7000
 _RECONNECT_DELAYS = (0.1, 0.5, 1.0, 2.0, 5.0)
+# How long a caller waits for the listener before the layer call fails (a server that
+# cannot be reached must fail a stream or a run, not hang it).
+LISTEN_TIMEOUT = 10.0
+# Every connection: a bounded connect, and TCP keepalives so that a half-open connection
+# (a server that vanished without closing it) is noticed in about a minute.
+_CONNECTION = {
+    "connect_timeout": 5,
+    "keepalives": 1,
+    "keepalives_idle": 30,
+    "keepalives_interval": 10,
+    "keepalives_count": 3,
+}
 # Connection parameters of Django's psycopg backend that are not libpq's.
 _NOT_LIBPQ = {"context", "cursor_factory", "prepare_threshold", "server_side_binding", "pool"}
 
@@ -130,12 +142,23 @@ class PostgresChannelLayer:
     async def _started(self) -> None:
         loop = asyncio.get_running_loop()
         if self._loop is not loop:
-            # First use, or a new event loop (the previous one is gone with its tasks).
-            self._loop, self._sender = loop, None
+            # First use, or another event loop: the layer follows the loop that uses it
+            # (a server has one; tests have one per test), and leaves the previous one.
+            self._leave_loop()
+            self._loop = loop
             self._listening = asyncio.Event()
             self._send_lock = asyncio.Lock()
             self._listener = loop.create_task(self._listen())
-        await self._listening.wait()
+        try:
+            await asyncio.wait_for(self._listening.wait(), LISTEN_TIMEOUT)
+        except asyncio.TimeoutError:
+            raise ConnectionError("PostgreSQL's notifications are unavailable.") from None
+
+    def _leave_loop(self) -> None:
+        old_loop, listener, self._sender = self._loop, self._listener, None
+        self._parts.clear()
+        if old_loop is not None and listener is not None and not old_loop.is_closed():
+            old_loop.call_soon_threadsafe(listener.cancel)
 
     async def _listen(self) -> None:
         failures = 0
@@ -144,6 +167,7 @@ class PostgresChannelLayer:
                 connection = await self._connect()
                 async with connection:
                     await connection.execute(LISTEN)
+                    self._parts.clear()  # parts of a message cut by a lost connection
                     if self._listening.is_set():
                         # Listening again: what was sent meanwhile is lost. Every stream
                         # of this process reads the conversation's state again.
@@ -188,11 +212,11 @@ class PostgresChannelLayer:
         return "".join(parts)
 
     async def _connect(self) -> Any:
-        import psycopg
+        import psycopg  # psycopg 3: Django's PostgreSQL backend may run on psycopg2
 
         params = connections[self.alias].get_connection_params()
         params = {k: v for k, v in params.items() if k not in _NOT_LIBPQ}
-        return await psycopg.AsyncConnection.connect(**params, autocommit=True)
+        return await psycopg.AsyncConnection.connect(**{**_CONNECTION, **params}, autocommit=True)
 
 
 def _split(payload: str) -> list[str]:

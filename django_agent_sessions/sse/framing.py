@@ -8,18 +8,23 @@ silent connections (nginx after 60 s) see traffic, and the browser sees nothing.
 
 from __future__ import annotations
 
+import random
 from typing import Any
 
 from django_agent_sessions.websocket import wire
 
 HEARTBEAT = ": ping\n\n"
-# How long the browser waits before reconnecting a stream that ended, in milliseconds.
+# How long the browser waits before reconnecting a stream that ended, in milliseconds:
+# at least RECONNECT_MS, spread over RECONNECT_SPREAD_MS more so that the streams a
+# restarted server dropped do not all come back at the same instant.
 RECONNECT_MS = 1000
+RECONNECT_SPREAD_MS = 1000
 
 
 def opening() -> str:
-    """The first bytes of every stream: the reconnect delay (and a first flush)."""
-    return f"retry: {RECONNECT_MS}\n\n"
+    """The first bytes of every stream: its reconnect delay (and a first flush)."""
+    spread = random.randrange(RECONNECT_SPREAD_MS)  # noqa: S311 - a delay, not a secret
+    return f"retry: {RECONNECT_MS + spread}\n\n"
 
 
 def event_text(frame: dict[str, Any]) -> str:

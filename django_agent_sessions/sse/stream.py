@@ -35,7 +35,12 @@ _END = None  # queued when the following task is over: the stream ends
 
 
 class EventStream:
-    """The frames of one conversation for one browser (see the module)."""
+    """The frames of one conversation for one browser (see the module).
+
+    The response's body: an async iterable with a ``close()`` that Django calls when the
+    response is over, whatever ended it (a generator's own ``finally`` would wait for
+    the garbage collector when the client leaves while a write is in flight).
+    """
 
     def __init__(self, visitor: HttpVisitor) -> None:
         self.visitor = visitor
@@ -46,6 +51,10 @@ class EventStream:
         self.membership = Groups(self, self.io)
         self.relay = Relay(self)
         self._out: asyncio.Queue[str | None] = asyncio.Queue()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._tasks: list[asyncio.Task[None]] = []
+        self._closing: asyncio.Task[None] | None = None
+        self._closed = False
 
     @property
     def user(self) -> Any:
@@ -54,44 +63,57 @@ class EventStream:
     async def send_json(self, content: Any) -> None:
         self._out.put_nowait(framing.event_text(content))
 
-    async def chunks(self) -> AsyncIterator[str]:
-        """The response's body. Cancelled when the client goes away (Django >= 5.0)."""
+    def __aiter__(self) -> AsyncIterator[str]:
+        return self._chunks()
+
+    def close(self) -> None:
+        """End the stream: leave its groups, stop its tasks. Django calls it once the
+        response is over, possibly from another thread."""
+        loop = self._loop
+        if loop is not None and not loop.is_closed():
+            loop.call_soon_threadsafe(self._close_soon)
+
+    def _close_soon(self) -> None:
+        if self._closing is None and not self._closed:
+            self._closing = asyncio.ensure_future(self._close())
+
+    async def _chunks(self) -> AsyncIterator[str]:
+        loop = self._loop = asyncio.get_running_loop()
         # A channel of its own, as a run's control channel (see ``runs.ActiveRun.join``):
         # channels_redis multiplexes new_channel() channels over one receive, which a
         # closing stream's cancelled receive can make lose another stream's message.
         self.channel_name = f"agent_sessions.stream.{uuid.uuid4().hex}"
         self.io.layer_receive = functools.partial(self.channel_layer.receive, self.channel_name)
         lost.sweeper.acquire(self.channel_layer)
-        follower = asyncio.create_task(self._follow())
+        self._tasks = [loop.create_task(self._follow()), loop.create_task(self._heartbeats())]
+        ends = loop.call_later(float(app_settings.SSE_STREAM_SECONDS), self._out.put_nowait, _END)
         try:
             yield framing.opening()
-            async for chunk in self._written():
-                yield chunk
+            while (written := self._written(await self._out.get())) is not None:
+                yield written
         finally:
-            follower.cancel()
+            ends.cancel()
             await self._close()
 
-    async def _written(self) -> AsyncIterator[str]:
-        loop = asyncio.get_running_loop()
-        ends_at = loop.time() + float(app_settings.SSE_STREAM_SECONDS)
+    def _written(self, chunk: str | None) -> str | None:
+        """``chunk`` and everything queued after it, as one write; None at the end."""
+        written = ""
+        while chunk is not _END:
+            written += chunk
+            if self._out.empty():
+                return written
+            chunk = self._out.get_nowait()
+        if written:  # the end after more frames: they go first, the end next time
+            self._out.put_nowait(_END)
+            return written
+        return None
+
+    async def _heartbeats(self) -> None:
         heartbeat = float(app_settings.SSE_HEARTBEAT_SECONDS)
-        while (left := ends_at - loop.time()) > 0:
-            try:
-                chunk = await asyncio.wait_for(self._out.get(), timeout=min(heartbeat, left))
-            except asyncio.TimeoutError:  # not the builtin's alias before Python 3.11
-                yield framing.HEARTBEAT
-                continue
-            # Everything queued meanwhile goes out in one write.
-            written = ""
-            while chunk is not _END:
-                written += chunk
-                if self._out.empty():
-                    break
-                chunk = self._out.get_nowait()
-            if written:
-                yield written
-            if chunk is _END:
-                return
+        while True:
+            await asyncio.sleep(heartbeat)
+            if self._out.empty():
+                self._out.put_nowait(framing.HEARTBEAT)
 
     async def _follow(self) -> None:
         try:
@@ -136,11 +158,18 @@ class EventStream:
             await self.relay.send_history(unless_empty=True)
 
     async def _close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        for task in self._tasks:
+            task.cancel()
         self.relay.stop()
         self.io.gone = True
-        lost.sweeper.release()
+        if self._tasks:  # it acquired the sweeper
+            lost.sweeper.release()
         try:
             await self.membership.leave(tell_the_run=False)
         except Exception:
             logger.warning("A closed stream could not leave its groups.", exc_info=True)
-        self.io.close()
+        finally:
+            self.io.close()

@@ -15,13 +15,15 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import logging
 from collections.abc import Callable, Coroutine
 from typing import Any, TypeVar
 
 from django.http import HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
 from django.http.response import HttpResponseBase
+from django.utils.translation import get_language, gettext_lazy, override
 from django.utils.translation import gettext as _
-from django.utils.translation import gettext_lazy
+from django.views.decorators.csrf import csrf_protect
 from django.views.decorators.http import require_GET, require_POST
 
 from django_agent_sessions.conf import app_settings
@@ -31,6 +33,7 @@ from django_agent_sessions.sse.visitor import HttpVisitor, Refused, visitor_for
 from django_agent_sessions.websocket import actions, frames, history
 
 _T = TypeVar("_T")
+logger = logging.getLogger(__name__)
 
 ERROR_STATUS = {
     "too_large": 413,
@@ -52,7 +55,7 @@ async def events(request: HttpRequest, session_id: str) -> HttpResponseBase:
     except Refused as refused:
         return _refused(refused.status)
     response = StreamingHttpResponse(
-        EventStream(visitor).chunks(), content_type="text/event-stream; charset=utf-8"
+        EventStream(visitor), content_type="text/event-stream; charset=utf-8"
     )
     response["Cache-Control"] = "no-cache"
     response["X-Accel-Buffering"] = "no"  # nginx: write each event as it comes
@@ -62,16 +65,19 @@ async def events(request: HttpRequest, session_id: str) -> HttpResponseBase:
 
 
 @require_POST
+@csrf_protect  # whatever the project's middleware
 async def messages(request: HttpRequest, session_id: str) -> HttpResponse:
     return await _frame(request, session_id, "user_message", actions.send_message)
 
 
 @require_POST
+@csrf_protect  # whatever the project's middleware
 async def cancel(request: HttpRequest, session_id: str) -> HttpResponse:
     return await _frame(request, session_id, "cancel", actions.cancel)
 
 
 @require_POST
+@csrf_protect  # whatever the project's middleware
 async def approval(request: HttpRequest, session_id: str, call_id: str) -> HttpResponse:
     return await _frame(request, session_id, "approval", actions.decide, call_id=call_id)
 
@@ -119,11 +125,31 @@ async def detached(work: Coroutine[Any, Any, _T]) -> _T:
 
     A run started here outlives the request. In the request's context, asgiref would
     run its later database hops on a new thread once the request is over, each with a
-    connection never closed; in an empty context they share asgiref's one thread.
+    connection never closed; in an empty context they share asgiref's one thread. The
+    request's language goes along (error messages are translated into it).
     """
     loop = asyncio.get_running_loop()
-    task = contextvars.Context().run(loop.create_task, work)
+    task = contextvars.Context().run(loop.create_task, _in_language(get_language(), work))
+    _detached.add(task)  # held until done, even when the request is gone
+    task.add_done_callback(_forget)
     return await asyncio.shield(task)
+
+
+_detached: set[asyncio.Task[Any]] = set()
+
+
+async def _in_language(language: str | None, work: Coroutine[Any, Any, _T]) -> _T:
+    if language is None:
+        return await work
+    with override(language):
+        return await work
+
+
+def _forget(task: asyncio.Task[Any]) -> None:
+    _detached.discard(task)
+    if not task.cancelled() and task.exception() is not None:
+        # Seen by the request when it waited for it; logged here when it had gone.
+        logger.debug("Detached work ended with %r.", task.exception())
 
 
 def _body(request: HttpRequest) -> str:

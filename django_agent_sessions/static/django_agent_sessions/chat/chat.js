@@ -171,8 +171,11 @@ const handlers = {
     sidebar.refresh();
   },
   error(frame) {
-    showError(frame.code === "busy" ? strings.busy : frame.message || frame.code);
-    if (frame.code !== "unknown_approval" && frame.code !== "invalid_approval") {
+    showError(frame.code === "busy" ? strings.busy : frame.message || strings.actionFailed);
+    // Over SSE, `for` names the request that failed: only a message takes its echo back.
+    if (frame.for === "cancel") ui.stop.disabled = false;
+    const echoed = !frame.for || frame.for === "user_message";
+    if (echoed && frame.code !== "unknown_approval" && frame.code !== "invalid_approval") {
       transcript.rejectLastEcho();
     }
   },

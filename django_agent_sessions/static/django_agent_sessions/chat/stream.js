@@ -22,6 +22,7 @@ export const SERVER_FRAME_TYPES = [
   "error",
 ];
 const FINAL_STATUSES = [401, 403];
+const MAX_BACKOFF_MS = 15000;
 
 export class SseConnection {
   constructor(urls, callbacks) {
@@ -32,6 +33,7 @@ export class SseConnection {
     this.source = null;
     this.open = false;
     this.refused = false;
+    this.attempts = 0;
   }
 
   get isOpen() {
@@ -40,13 +42,9 @@ export class SseConnection {
 
   connect() {
     if (this.refused || this.source) return;
-    this.callbacks.onState("connecting");
+    this.callbacks.onState(this.attempts ? "reconnecting" : "connecting");
     const source = new EventSource(this.urls.eventsUrl, { withCredentials: true });
     this.source = source;
-    source.addEventListener("open", () => {
-      this.open = true;
-      this.callbacks.onState("connected");
-    });
     source.addEventListener("error", () => this.lost(source));
     for (const type of SERVER_FRAME_TYPES) {
       source.addEventListener(type, (event) => this.receive(event.data));
@@ -55,26 +53,34 @@ export class SseConnection {
 
   lost(source) {
     this.open = false;
-    if (source.readyState === EventSource.CLOSED) {
-      // Not reconnecting by itself: the server refused the stream (401, 403) or is gone.
-      this.source = null;
-      this.checkRefused();
+    if (source.readyState !== EventSource.CLOSED) {
+      this.callbacks.onState("reconnecting"); // the browser reconnects by itself
       return;
     }
-    this.callbacks.onState("reconnecting");
+    // Not reconnecting by itself: the server refused the stream or is gone.
+    this.source = null;
+    this.checkRefused();
   }
 
   async checkRefused() {
-    const response = await fetch(this.urls.olderUrl + "?before=1", { credentials: "same-origin" })
+    const probe = this.urls.olderUrl + "?before=1";
+    const response = await fetch(probe, { credentials: "same-origin", redirect: "manual" })
       .catch(() => null);
-    if (response && FINAL_STATUSES.includes(response.status)) {
-      this.refused = true;
-      this.callbacks.onState("offline");
-      this.callbacks.onRefused(response.status === 401 ? 4401 : 4403);
-      return;
-    }
+    // A redirect is a login page (LoginRequiredMiddleware and the like): signed out.
+    if (response && response.type === "opaqueredirect") return this.refuse(401);
+    if (response && FINAL_STATUSES.includes(response.status)) return this.refuse(response.status);
+    const base = Math.min(MAX_BACKOFF_MS, 1000 * Math.pow(2, this.attempts));
+    this.attempts += 1;
     this.callbacks.onState("reconnecting");
-    window.setTimeout(() => this.connect(), 1000 + Math.random() * 1000);
+    window.setTimeout(() => this.connect(), base / 2 + Math.random() * (base / 2));
+  }
+
+  refuse(status) {
+    this.refused = true;
+    this.open = false;
+    if (this.source) this.source.close();
+    this.callbacks.onState("offline");
+    this.callbacks.onRefused(status === 401 ? 4401 : 4403);
   }
 
   receive(data) {
@@ -84,49 +90,62 @@ export class SseConnection {
     } catch (error) {
       return;
     }
-    if (frame && typeof frame.type === "string") this.callbacks.onFrame(frame);
+    if (!frame || typeof frame.type !== "string") return;
+    if (!this.open && frame.type === "history") {
+      // Open once the server follows the conversation: a message sent earlier could
+      // create it before this stream listens for its creation.
+      this.open = true;
+      this.attempts = 0;
+      this.callbacks.onState("connected");
+    }
+    this.callbacks.onFrame(frame);
   }
 
   send(frame) {
     if (!this.open) return false;
     const { type, ...fields } = frame;
     if (type === "load_older") {
-      this.fetchFrame(this.urls.olderUrl + "?before=" + encodeURIComponent(fields.before));
+      this.fetchFrame(type, this.urls.olderUrl + "?before=" + encodeURIComponent(fields.before));
     } else if (type === "user_message") {
-      this.postFrame(this.urls.messagesUrl, fields);
+      this.postFrame(type, this.urls.messagesUrl, fields);
     } else if (type === "cancel") {
-      this.postFrame(this.urls.cancelUrl, fields);
+      this.postFrame(type, this.urls.cancelUrl, fields);
     } else if (type === "approval") {
       const { call_id: callId, ...decision } = fields;
-      this.postFrame(this.urls.approvalUrl.replace("CALL_ID", encodeURIComponent(callId)), decision);
+      const url = this.urls.approvalUrl.replace("CALL_ID", encodeURIComponent(callId));
+      this.postFrame(type, url, decision);
     } else {
       return false;
     }
     return true;
   }
 
-  async postFrame(url, fields) {
-    return this.fetchFrame(url, {
+  async postFrame(type, url, fields) {
+    return this.fetchFrame(type, url, {
       method: "POST",
       headers: { "Content-Type": "application/json", "X-CSRFToken": csrfToken() },
       body: JSON.stringify(fields),
     });
   }
 
-  /* A request whose answer, when it is a frame (an error, a page), is handed on. */
-  async fetchFrame(url, options = {}) {
+  /* A request whose answer, when it is a frame (an error, a page), is handed on; an
+   * error names the request it answers (`for`), which the websocket's never need. */
+  async fetchFrame(type, url, options = {}) {
     let response;
     try {
       response = await fetch(url, { credentials: "same-origin", ...options });
     } catch (error) {
-      this.callbacks.onFrame({ type: "error", code: "unavailable", message: "" });
+      this.callbacks.onFrame({ type: "error", code: "unavailable", message: "", for: type });
       return;
     }
+    if (FINAL_STATUSES.includes(response.status)) return this.refuse(response.status);
     const data = await response.json().catch(() => null);
-    if (data && typeof data.type === "string") {
+    if (data && data.type === "error") {
+      this.callbacks.onFrame({ ...data, for: type });
+    } else if (data && typeof data.type === "string") {
       this.callbacks.onFrame(data);
     } else if (!response.ok) {
-      this.callbacks.onFrame({ type: "error", code: "unavailable", message: data && data.error });
+      this.callbacks.onFrame({ type: "error", code: "unavailable", message: "", for: type });
     }
   }
 }
