@@ -15,6 +15,7 @@ reconnects. The stream leaves its groups without asking the run who still watche
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import functools
 import logging
 import uuid
@@ -85,7 +86,10 @@ class EventStream:
         self.channel_name = f"agent_sessions.stream.{uuid.uuid4().hex}"
         self.io.layer_receive = functools.partial(self.channel_layer.receive, self.channel_name)
         lost.sweeper.acquire(self.channel_layer)
-        self._tasks = [loop.create_task(self._follow()), loop.create_task(self._heartbeats())]
+        # Following does the stream's database work: in a context of its own, so that it
+        # shares asgiref's one thread and connection (see ``views.detached``).
+        follower = contextvars.Context().run(loop.create_task, self._follow())
+        self._tasks = [follower, loop.create_task(self._heartbeats())]
         ends = loop.call_later(float(app_settings.SSE_STREAM_SECONDS), self._out.put_nowait, _END)
         try:
             yield framing.opening()

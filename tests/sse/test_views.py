@@ -8,6 +8,7 @@ import threading
 from typing import Any
 
 import pytest
+from django.conf import settings
 
 from django_agent_sessions import layers
 from django_agent_sessions.layers.local import LocalChannelLayer
@@ -275,3 +276,39 @@ async def test_another_users_stream_on_a_new_id_never_hears_of_its_conversation(
     await alices.frames_until("run.completed")
     with pytest.raises(asyncio.TimeoutError):
         await bobs.next(timeout=0.5)  # (heartbeats come every 15 s)
+
+
+def _connections_to_the_test_database() -> int:
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()")
+        return int(cursor.fetchone()[0])
+
+
+@pytest.mark.skipif(
+    settings.TEST_DB != "postgres", reason="counts the server's connections (pg_stat_activity)"
+)
+async def test_open_streams_and_their_posts_share_one_database_connection(
+    alice_cookie, monkeypatch
+):
+    """Every stream's and POST's database work runs on asgiref's one thread, as the
+    websocket's does: open streams do not each hold a connection."""
+    from asgiref.sync import sync_to_async
+    from django.db import connections
+
+    # Persistent connections, as in production (the test settings close each one).
+    monkeypatch.setitem(connections.settings["default"], "CONN_MAX_AGE", 600)
+
+    count = sync_to_async(_connections_to_the_test_database, thread_sensitive=False)
+    chat_agent.script(*[streamed_reply("hi") for _ in range(10)])
+    before = await count()
+    streams = []
+    for n in range(10):
+        stream, _history = await opened(f"conv-pool-{n}", alice_cookie)
+        assert (await post(url(f"conv-pool-{n}", "messages/"), {"text": "x"}, alice_cookie))[
+            0
+        ] == 202
+        await stream.frames_until("run.completed")
+        streams.append(stream)
+    assert await count() - before <= 2, "a connection per open stream"
