@@ -17,6 +17,7 @@ from django_agent_sessions.conf import app_settings
 from django_agent_sessions.exceptions import SessionOwnershipError
 from django_agent_sessions.layers import stream_layer
 from django_agent_sessions.store import conversations
+from django_agent_sessions.store.hops import hop
 from django_agent_sessions.websocket import access, groups
 from django_agent_sessions.websocket.agent_loading import load_agent
 from django_agent_sessions.websocket.context import AgentRunContext
@@ -85,19 +86,22 @@ class HttpVisitor:
         return access.anonymous_session_id(self.anonymous_key, requested)
 
 
-async def visitor_for(request: HttpRequest, session_id: str) -> HttpVisitor:
-    """The visitor, their conversation found (``conversation_pk`` None while it does not
-    exist). Raises ``Refused``: 401 anonymous where not allowed, 403 someone else's."""
-    user = await request.auser()
+def _identified(request: HttpRequest, session_id: str) -> HttpVisitor:
+    """Who asks, and their conversation: the session, the user and the conversation
+    read in one hop (each would otherwise be a hop of its own, all on one thread)."""
+    user = request.user
     if not user.is_authenticated and not app_settings.ALLOW_ANONYMOUS:
         raise Refused(401)
     visitor = HttpVisitor(request, user, session_id)
     try:
         DjangoSession(visitor.session_id)  # validates the id
-        found = await conversations.afind_conversation(
-            visitor.session_id, owner_id=visitor.owner_id
-        )
+        found = conversations.find_conversation(visitor.session_id, owner_id=visitor.owner_id)
     except (SessionOwnershipError, ValueError):
         raise Refused(403) from None
     visitor.conversation_pk = None if found is None else found.pk
     return visitor
+
+
+visitor_for = hop(_identified)
+"""The visitor, their conversation found (``conversation_pk`` None while it does not
+exist). Raises ``Refused``: 401 anonymous where not allowed, 403 someone else's."""
