@@ -20,6 +20,7 @@ import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -230,19 +231,25 @@ def assert_styled_by_the_guides_base_template(page) -> None:
     assert styles == {"send": "rgb(29, 78, 216)", "layout": "flex", "sidebar": "272px"}, styles
 
 
-def test_a_fresh_project_chats(browser, server):  # noqa: F811
+def watched_page(browser: Any) -> tuple[Any, Any, list[str]]:  # noqa: F811
+    """A desktop-sized page whose script errors and console errors are collected."""
     context = browser.new_context(viewport={"width": 1200, "height": 800})
     context.set_default_timeout(20_000)
     page = context.new_page()
     problems: list[str] = []
     page.on("pageerror", lambda error: problems.append(str(error)))
-    # Nothing the pages ask for may fail: no favicon 404, no missing static file.
     page.on(
         "console",
         lambda note: (
             problems.append(f"{note.text} {note.location}") if note.type == "error" else None
         ),
     )
+    return context, page, problems
+
+
+def test_a_fresh_project_chats(browser, server):  # noqa: F811
+    context, page, problems = watched_page(browser)
+    # Nothing the pages ask for may fail: no favicon 404, no missing static file.
     page.on(
         "response",
         lambda response: (

@@ -31,6 +31,7 @@ from tests.test_integration_doc import (
     migrate_with_a_user,
     run,
     served,
+    watched_page,
 )
 
 pytestmark = [pytest.mark.browser, pytest.mark.once, pytest.mark.timeout(INSTALL_TIMEOUT + 300)]
@@ -90,15 +91,7 @@ def send(page: Any, text: str) -> None:
 
 
 def test_a_fresh_project_without_channels_chats_approves_stops_and_reloads(browser, server):  # noqa: F811
-    context = browser.new_context(viewport={"width": 1200, "height": 800})
-    context.set_default_timeout(20_000)
-    page = context.new_page()
-    problems: list[str] = []
-    page.on("pageerror", lambda error: problems.append(str(error)))
-    page.on(
-        "console",
-        lambda note: problems.append(note.text) if note.type == "error" else None,
-    )
+    context, page, problems = watched_page(browser)
     try:
         page.goto(server + "/chat/")
         page.get_by_label("Username").fill(USERNAME)

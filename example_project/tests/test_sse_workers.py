@@ -99,6 +99,15 @@ def live(workers: Workers) -> Workers:
     return workers
 
 
+def watched_from_worker_2(live: Workers) -> tuple[str, LiveStream]:
+    """A conversation with one finished run (started on worker 1), streamed on worker 2."""
+    session_id = uuid.uuid4().hex
+    live.say(0, session_id, "hi")  # creates the conversation
+    watcher = live.stream(1, session_id)
+    watcher.until("run.completed")
+    return session_id, watcher
+
+
 def shown_text(frames: list[dict[str, Any]]) -> str:
     """The reply as a page shows it: a catch-up's text, then the deltas."""
     text = ""
@@ -129,11 +138,7 @@ def test_a_stream_on_worker_2_follows_a_run_started_on_worker_1(live):
 
 
 def test_stop_on_worker_2_stops_the_run_on_worker_1(live):
-    session_id = uuid.uuid4().hex
-    live.say(0, session_id, "hi")  # creates the conversation
-    watcher = live.stream(1, session_id)
-    watcher.until("history")
-    watcher.until("run.completed")
+    session_id, watcher = watched_from_worker_2(live)
     live.say(0, session_id, STORY)
     watcher.until("text.delta")
     status, _body = post(live.url(1), f"/c/{session_id}/cancel/", {}, live.cookie)
@@ -143,10 +148,7 @@ def test_stop_on_worker_2_stops_the_run_on_worker_1(live):
 
 
 def test_a_killed_workers_run_ends_as_worker_lost_on_the_other(live):
-    session_id = uuid.uuid4().hex
-    live.say(0, session_id, "hi")
-    watcher = live.stream(1, session_id)
-    watcher.until("run.completed")
+    session_id, watcher = watched_from_worker_2(live)
     live.say(0, session_id, STORY)
     watcher.until("text.delta")
     live.servers[0].process.kill()  # SIGKILL: no cleanup of any kind
@@ -160,10 +162,7 @@ def test_a_killed_workers_run_ends_as_worker_lost_on_the_other(live):
 
 
 def test_streams_follow_runs_again_after_postgresql_restarts(live):
-    session_id = uuid.uuid4().hex
-    live.say(0, session_id, "hi")
-    watcher = live.stream(1, session_id)
-    watcher.until("run.completed")
+    session_id, watcher = watched_from_worker_2(live)
     live.postgres.restart()
     # The listener connects again by itself and the stream reads the conversation again.
     resynced = watcher.until("history", timeout=30)[-1]
