@@ -25,7 +25,7 @@ from typing import Any
 from django_agent_sessions.conf import app_settings
 from django_agent_sessions.sse import framing
 from django_agent_sessions.sse.visitor import HttpVisitor
-from django_agent_sessions.websocket import history, layer, lost
+from django_agent_sessions.websocket import groups, history, layer, lost
 from django_agent_sessions.websocket.groups import Groups
 from django_agent_sessions.websocket.relay import Relay
 from django_agent_sessions.websocket.socket_io import SocketIO
@@ -158,7 +158,12 @@ class EventStream:
         elif kind == "agent.resync" and self.conversation_pk is not None:
             await self.relay.send_history()  # the layer lost messages (layers.postgres)
         elif kind == "agent.created" and self.conversation_pk is None:
-            await self._join(int(message["conversation_pk"]))
+            await self._on_created(message)
+
+    async def _on_created(self, message: dict[str, Any]) -> None:
+        """As the consumer's ``agent_created``."""
+        await self._join(int(message["conversation_pk"]))
+        if not groups.joined_from_start(message):
             await self.relay.send_history(unless_empty=True)
 
     async def _close(self) -> None:

@@ -133,10 +133,12 @@ class AgentSessionConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
         if self.conversation_pk is not None:
             return
         await self._join(int(message["conversation_pk"]))
-        # The first run may have started before this socket joined (in another worker,
-        # its events then go through the layer only once a socket follows it): a
-        # catch-up shows it from its beginning. Before it starts, there is nothing to say.
-        await self.relay.send_history(unless_empty=True)
+        if not groups.joined_from_start(message):
+            # The first run may have started in another worker before this socket
+            # joined (its events then go through the layer only once a socket follows
+            # it): a catch-up shows it from its beginning. Before it starts, there is
+            # nothing to say.
+            await self.relay.send_history(unless_empty=True)
 
     async def _refuse(self, code: int) -> None:
         # Decided before accepting; accepted only so that browsers see the close code
