@@ -71,11 +71,15 @@ class Poster:
 
     async def message(self, session_id: str, text: str) -> int:
         """POST a ``user_message``; the response's status."""
+        return await self.post(f"/c/{session_id}/messages/", {"text": text})
+
+    async def post(self, path: str, content: dict[str, Any]) -> int:
+        """POST ``content`` as JSON to ``path``; the response's status."""
         assert self.reader is not None
         assert self.writer is not None
-        body = json.dumps({"text": text}).encode()
+        body = json.dumps(content).encode()
         self.writer.write(
-            f"POST /c/{session_id}/messages/ HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+            f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n"
             f"Cookie: sessionid={self.cookie}; csrftoken={CSRF}\r\nX-CSRFToken: {CSRF}\r\n"
             f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n".encode()
             + body
@@ -97,6 +101,7 @@ async def chat(port: int, cookie: str, text: str, go: asyncio.Event, timeout: fl
     result = ClientResult()
     stream = EventStream(port, cookie, f"bench-{uuid.uuid4().hex[:12]}")
     poster = Poster(port, cookie)
+    posted: asyncio.Future[int] | None = None
     try:
         await asyncio.wait_for(stream.open(), 30)
         await asyncio.wait_for(poster.open(), 30)
@@ -107,24 +112,42 @@ async def chat(port: int, cookie: str, text: str, go: asyncio.Event, timeout: fl
             return result
         await go.wait()
         started = time.time()
-        status = await poster.message(stream.session_id, text)
-        if status != 202:
-            result.error = f"POST answered {status}"
-            return result
+        # The stream is read while the POST is answered, as a browser reads its
+        # EventSource whatever its fetch is doing; a refused POST ends the stream.
+        posted = asyncio.ensure_future(poster.message(stream.session_id, text))
+        posted.add_done_callback(lambda _posted: _close_unless_accepted(_posted, stream))
         result.stage = "reading the run"
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             frame = await asyncio.wait_for(stream.frame(), deadline - time.monotonic())
             if record_frame(result, frame, started):
-                return result
+                break
+        if (status := await asyncio.wait_for(posted, 30)) != 202:
+            result.error = f"POST answered {status}"
     except (TimeoutError, asyncio.TimeoutError):
         pass  # hung: not completed, no error frame
     except Exception as error:  # a benchmark reports failures instead of dying on them
-        result.error = f"{type(error).__name__}: {error}"
+        result.error = _refusal(posted) or f"{type(error).__name__}: {error}"
     finally:
         await stream.close()
         await poster.close()
     return result
+
+
+def _close_unless_accepted(posted: asyncio.Future[int], stream: EventStream) -> None:
+    if _refusal(posted) and stream.writer is not None:
+        stream.writer.close()  # the read waiting on it ends
+
+
+def _refusal(posted: asyncio.Future[int] | None) -> str:
+    """Why the POST failed, once it did; "" while it runs or when it was accepted."""
+    if posted is None or not posted.done():
+        return ""
+    if posted.cancelled():
+        return "POST cancelled"
+    if (error := posted.exception()) is not None:
+        return f"POST failed: {type(error).__name__}: {error}"
+    return "" if posted.result() == 202 else f"POST answered {posted.result()}"
 
 
 async def open_idle(port: int, cookies: list[str], count: int) -> list[EventStream]:

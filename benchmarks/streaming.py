@@ -23,6 +23,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from benchmarks import transport_compare
 from benchmarks.load_client import Scenario, Server, run_scenario
 from benchmarks.report import write_results
 from benchmarks.sessions import RESULTS, machine
@@ -33,6 +34,7 @@ LOADED = "1000 idle sockets + 200 x 200 tokens @ 20 ms"
 SMOKE_LOADED = "20 idle sockets + 5 x 20 tokens @ 5 ms"
 READER_CONTROL = "20 x 200 @ 20 ms + 1 client that reads a full-pace run"
 SMOKE_READER_CONTROL = "3 x 20 @ 5 ms + 1 client that reads a full-pace run"
+MESSAGE_COST = "one message at a time: the worker's CPU per message"
 
 
 FULL = [
@@ -110,8 +112,17 @@ MODES = [
 
 
 async def run_mode(
-    db: str, name: str, cookies: list[str], mode: Mode, scenarios: list[Scenario]
+    db: str,
+    name: str,
+    cookies: list[str],
+    mode: Mode,
+    scenarios: list[Scenario],
+    *,
+    round_: int | None = None,
+    cost: bool = False,
 ) -> list[dict[str, Any]]:
+    """``scenarios`` on a fresh worker; ``round_`` tags them (``transport_compare``),
+    ``cost`` adds what one message costs the worker."""
     label, no_session = mode.label, mode.no_session
     server = Server(db, name, no_session)
     server.env.update(dict(mode.env))
@@ -126,8 +137,13 @@ async def run_mode(
             print(f"== streaming on {db}, {label}: {scenario.name}", flush=True)
             result = await run_scenario(server, cookies, scenario, sse=mode.sse)
             result["mode"] = label
+            if round_ is not None:
+                result["round"] = round_
             print(f"   {result}", flush=True)
             results.append(result)
+        if cost:
+            spent = await transport_compare.message_cost(server, cookies[0], mode.sse)
+            results.append({"mode": label, "scenario": MESSAGE_COST, "cpu_ms": spent})
     finally:
         server.stop()
     return results
@@ -135,7 +151,8 @@ async def run_mode(
 
 def _runs_in(scenario: Scenario, mode: Mode) -> bool:
     if mode.sse:  # the chats compared with the websocket's, and idle streams' memory
-        return scenario.idle_only or (scenario.baseline_too and scenario.clients > 1)
+        compared = (*transport_compare.COMPARED, *transport_compare.SMOKE_COMPARED)
+        return scenario.idle_only or scenario.name in compared
     if mode.redis:  # the loaded worker, and its reference without the idle sockets
         return scenario.name in (LOADED, SMOKE_LOADED, *_LOADED_REFERENCE.values())
     if scenario.idle_too:  # the in-memory layer's scans would measure only themselves
@@ -144,10 +161,35 @@ def _runs_in(scenario: Scenario, mode: Mode) -> bool:
 
 
 _LOADED_REFERENCE = {LOADED: "200 x 200 tokens @ 20 ms", SMOKE_LOADED: "5 x 20 tokens @ 5 ms"}
+_PAIRED_WEBSOCKET = Mode(transport_compare.WEBSOCKET, False, _EXAMPLE)
+
+
+def _sse_rounds(
+    db: str, name: str, cookies: list[str], sse: Mode, chosen: list[Scenario], rounds: int
+) -> list[dict[str, Any]]:
+    """The SSE mode: its idle streams once, then each compared scenario in ``rounds``
+    rounds of the websocket and SSE, each on a fresh worker (``transport_compare``)."""
+    idle = [s for s in chosen if s.idle_only]
+    compared = [s for s in chosen if not s.idle_only]
+    results = asyncio.run(run_mode(db, name, cookies, sse, idle, cost=True)) if idle else []
+    for scenario in compared:
+        for round_ in range(rounds):
+            for mode in (_PAIRED_WEBSOCKET, sse):
+                first = round_ == 0 and scenario is compared[0]
+                cost = first and (mode is _PAIRED_WEBSOCKET or not idle)
+                results += asyncio.run(
+                    run_mode(db, name, cookies, mode, [scenario], round_=round_, cost=cost)
+                )
+    return results
 
 
 def run_all(
-    db: str, workdir: Path, scenarios: list[Scenario], variants: bool, modes: str = ""
+    db: str,
+    workdir: Path,
+    scenarios: list[Scenario],
+    variants: bool,
+    modes: str = "",
+    rounds: int = transport_compare.ROUNDS,
 ) -> list[dict[str, Any]]:
     """Both modes on one prepared database (their conversations never overlap)."""
     name = _prepare_db(db, workdir, "run")
@@ -161,7 +203,9 @@ def run_all(
                 print(f"== {mode.label}: skipped, REDIS_URL is not set", flush=True)
                 continue
             chosen = [s for s in scenarios if _runs_in(s, mode)]
-            if chosen:
+            if mode.sse:
+                results += _sse_rounds(db, name, cookies, mode, chosen, rounds)
+            elif chosen:
                 results += asyncio.run(run_mode(db, name, cookies, mode, chosen))
         return results
     finally:
@@ -185,6 +229,9 @@ def table(results: list[dict[str, Any]]) -> str:
                 f"+{r['reader_growth_held_mib']}; cost {r['cost_held_mib']} "
                 f"(daphne's buffer {r['non_reader_transport_mib']}) |"
             )
+            continue
+        if "cpu_ms" in r:
+            lines.append(f"| {r['mode']} | {r['scenario']} | | | | | {r['cpu_ms']} ms |")
             continue
         if "kib_per_socket" in r:
             lines.append(
@@ -273,40 +320,33 @@ def targets(results: list[dict[str, Any]], smoke: bool) -> list[dict[str, Any]]:
 
 
 def _sse_against_websocket(results: list[dict[str, Any]], smoke: bool) -> list[dict[str, Any]]:
-    """The same chats over SSE and over websockets on the same worker: TTFT p50 and p99
-    within 1.2x, frames/s at least 1/1.2 of the websocket's, nobody hung or failed."""
-    names = (
-        ["5 x 20 tokens @ 5 ms"]
-        if smoke
-        else [
-            "50 x 200 tokens @ 20 ms",
-            "200 x 200 tokens @ 20 ms",
-        ]
-    )
+    """The same chats over SSE and over websockets, in paired rounds on fresh workers:
+    the median ratios of TTFT p50 and p99 within 1.2x, of frames/s at least 1/1.2,
+    every SSE chat completed (``transport_compare``)."""
+    names = transport_compare.SMOKE_COMPARED if smoke else transport_compare.COMPARED
     checks = []
     for name in names:
-        pair = {r["mode"]: r for r in results if r["scenario"] == name}
-        sse, ws = pair.get("sessions, SSE"), pair.get("sessions")
-        if sse is None or ws is None:
+        compared = transport_compare.median_ratios(results, name)
+        if compared is None:
             continue
-        ratios = {
-            key: round(sse[key] / ws[key], 2) if sse[key] and ws[key] else None
-            for key in ("ttft_p50_ms", "ttft_p99_ms", "frames_per_s")
-        }
-        fast_enough = all(
-            ratio is not None and (ratio >= 1 / 1.2 if key == "frames_per_s" else ratio <= 1.2)
-            for key, ratio in ratios.items()
-        )
         checks.append(
             {
                 "target": f"SSE within 1.2x of the websocket ({name})",
-                "sse_ttft_p50_p99_ms": (sse["ttft_p50_ms"], sse["ttft_p99_ms"]),
-                "websocket_ttft_p50_p99_ms": (ws["ttft_p50_ms"], ws["ttft_p99_ms"]),
-                "sse_frames_per_s": sse["frames_per_s"],
-                "websocket_frames_per_s": ws["frames_per_s"],
-                "ratios": ratios,
-                "sse_completed": f"{sse['completed']}/{sse['clients']}",
-                "met": fast_enough and sse["completed"] == sse["clients"],
+                "median_ratios": compared["medians"],
+                "rounds": compared["rounds"],
+                "met": transport_compare.within_target(compared["medians"])
+                and compared["sse_all_completed"],
+            }
+        )
+    costs = {r["mode"]: r["cpu_ms"] for r in results if r["scenario"] == MESSAGE_COST}
+    if len(costs) == 2:
+        checks.append(
+            {
+                "target": "one message's cost to the worker, reported",
+                "websocket_cpu_ms": costs[transport_compare.WEBSOCKET],
+                "sse_post_cpu_ms": costs[transport_compare.SSE],
+                "met": True,
+                "for_information": True,
             }
         )
     idle = next((r for r in results if r["mode"] == "sessions, SSE" and "open" in r), None)
@@ -401,12 +441,20 @@ def main(argv: list[str] | None = None) -> int:
         default="",
         help='only these modes, separated by ";" (e.g. "sessions;baseline, CONN_MAX_AGE=0")',
     )
+    parser.add_argument(
+        "--rounds",
+        type=int,
+        default=None,
+        help=f"paired websocket/SSE rounds per compared scenario (default "
+        f"{transport_compare.ROUNDS}, 1 with --smoke)",
+    )
     args = parser.parse_args(argv)
     db = args.db or ("postgres" if os.environ.get("PGHOST") else "sqlite")
     scenarios = [s for s in (SMOKE if args.smoke else FULL) if args.scenario in s.name]
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="agent-sessions-stream-") as tmp:
-        results = run_all(db, Path(tmp), scenarios, not args.smoke, args.mode)
+        rounds = args.rounds or (1 if args.smoke else transport_compare.ROUNDS)
+        results = run_all(db, Path(tmp), scenarios, not args.smoke, args.mode, rounds)
     checks = targets(results, args.smoke)
     markdown = (
         table(results)

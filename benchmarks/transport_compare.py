@@ -1,0 +1,120 @@
+"""The streaming benchmark's SSE-against-websocket comparison: paired rounds, and what one
+message costs the worker on each transport.
+
+**Paired rounds.** The time to first token of 50 or 200 simultaneous chats moves by a
+third between two runs of the same code on these machines (the websocket's p50 at 50
+chats: 843 to 1,367 ms in one evening), so one run of each transport compares the
+machine's moods as much as the transports. Each compared scenario runs ``ROUNDS`` times,
+the websocket then SSE, each on a fresh worker; the target is judged on the median over
+the rounds of each round's ratio.
+
+**A message's cost.** ``message_cost`` sends the same client frame (a ``cancel`` on a
+conversation without a run, which changes nothing) one at a time over an open websocket
+and as ``POST .../cancel/`` requests on a kept-alive connection, and divides the worker's
+CPU time by their number. An HTTP message goes through Django's request cycle
+(middleware, the request's thread, signals) and reads the visitor's session, user and
+conversation; a websocket frame reaches a consumer that did all of that when it
+connected. A first message's time to first token carries that difference.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import statistics
+from typing import Any
+
+import psutil
+
+from benchmarks import sse_client
+from benchmarks.load_client import Server, _open
+
+WEBSOCKET = "websocket, paired"  # the websocket's results of the paired rounds
+SSE = "sessions, SSE"
+COMPARED = ("50 x 200 tokens @ 20 ms", "200 x 200 tokens @ 20 ms")
+SMOKE_COMPARED = ("5 x 20 tokens @ 5 ms",)
+ROUNDS = 3
+_METRICS = ("ttft_p50_ms", "ttft_p99_ms", "frames_per_s")
+_COST_MESSAGES = 300
+
+
+def median_ratios(results: list[dict[str, Any]], scenario: str) -> dict[str, Any] | None:
+    """Each round's SSE/websocket ratios of ``scenario``, and their medians."""
+    by_round: dict[int, dict[str, dict[str, Any]]] = {}
+    for result in results:
+        if result["scenario"] == scenario and result["mode"] in (WEBSOCKET, SSE):
+            by_round.setdefault(result.get("round", 0), {})[result["mode"]] = result
+    pairs = [pair for pair in by_round.values() if len(pair) == 2]
+    if not pairs:
+        return None
+    rounds = [
+        {key: _ratio(pair[SSE][key], pair[WEBSOCKET][key]) for key in _METRICS} for pair in pairs
+    ]
+    medians = {key: _median([r[key] for r in rounds]) for key in _METRICS}
+    completed = all(pair[SSE]["completed"] == pair[SSE]["clients"] for pair in pairs)
+    return {"rounds": rounds, "medians": medians, "sse_all_completed": completed}
+
+
+def _median(ratios: list[float | None]) -> float | None:
+    known = [ratio for ratio in ratios if ratio is not None]
+    return round(statistics.median(known), 2) if len(known) == len(ratios) else None
+
+
+def _ratio(sse: float | None, websocket: float | None) -> float | None:
+    return round(sse / websocket, 2) if sse and websocket else None
+
+
+def within_target(medians: dict[str, float | None]) -> bool:
+    """TTFT p50 and p99 at most 1.2x the websocket's, frames/s at least 1/1.2 of it."""
+    return all(
+        ratio is not None and (ratio >= 1 / 1.2 if key == "frames_per_s" else ratio <= 1.2)
+        for key, ratio in medians.items()
+    )
+
+
+async def message_cost(server: Server, cookie: str, sse: bool) -> float:
+    """The worker's CPU milliseconds per ``cancel`` message (see the module)."""
+    session_id = "bench-cost-new-conversation"
+    if sse:
+        poster = sse_client.Poster(server.port, cookie)
+        await poster.open()
+        try:
+            return await _cpu_per_message(server, _posting(poster, session_id))
+        finally:
+            await poster.close()
+    async with _open(server, cookie, session_id) as ws:
+        await asyncio.wait_for(ws.recv(), 30)  # the history frame
+        return await _cpu_per_message(server, _framing(ws))
+
+
+def _posting(poster: sse_client.Poster, session_id: str) -> Any:
+    async def send(count: int) -> None:
+        for _ in range(count):
+            status = await poster.post(f"/c/{session_id}/cancel/", {})
+            if status != 202:
+                raise RuntimeError(f"POST cancel answered {status}")
+
+    return send
+
+
+def _framing(ws: Any) -> Any:
+    async def send(count: int) -> None:
+        for _ in range(count):
+            await ws.send(json.dumps({"type": "cancel"}))
+        # A cancel is not answered: one answered frame after them shows all were read.
+        await ws.send(json.dumps({"type": "load_older", "before": 1}))
+        while json.loads(await asyncio.wait_for(ws.recv(), 30))["type"] != "history.page":
+            pass
+
+    return send
+
+
+async def _cpu_per_message(server: Server, send: Any) -> float:
+    assert server.process is not None
+    worker = psutil.Process(server.process.pid)
+    await send(30)  # warm: the first ones import and connect
+    before = worker.cpu_times()
+    await send(_COST_MESSAGES)
+    after = worker.cpu_times()
+    spent = (after.user - before.user) + (after.system - before.system)
+    return round(1000 * spent / _COST_MESSAGES, 2)
