@@ -73,7 +73,7 @@ class HttpVisitor:
         opened = await conversations.aopen_conversation(self.session_id, owner_id=self.owner_id)
         self.conversation_pk = opened.pk
         await groups.announce_creation(
-            self.channel_layer, self.session_id, self.owner_id, opened.pk
+            self.channel_layer, self.session_id, self.owner_id, opened.pk, created=opened.created
         )
 
     def _stored_session_id(self, requested: str) -> str:

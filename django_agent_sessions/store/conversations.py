@@ -32,6 +32,7 @@ class OpenedConversation:
 
     pk: int
     session_id: str
+    created: bool = False  # by the call that opened it
 
 
 @dataclass(frozen=True)
@@ -73,12 +74,14 @@ def open_conversation(session_id: str, *, owner_id: Any) -> OpenedConversation:
     or, for a signed-in user, to nobody. ``owner_id`` None (anonymous sockets, whose
     ids the caller namespaces) may only use conversations without an owner.
     """
-    conversation, _ = AgentSession.objects.get_or_create(
+    conversation, created = AgentSession.objects.get_or_create(
         session_id=session_id, defaults={"owner_id": owner_id}
     )
     if conversation.owner_id != owner_id:
         raise SessionOwnershipError("This conversation belongs to another user.")
-    return OpenedConversation(pk=conversation.pk, session_id=conversation.session_id)
+    return OpenedConversation(
+        pk=conversation.pk, session_id=conversation.session_id, created=created
+    )
 
 
 def find_conversation(session_id: str, *, owner_id: Any) -> OpenedConversation | None:

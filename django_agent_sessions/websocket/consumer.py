@@ -125,7 +125,7 @@ class AgentSessionConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
         opened = await conversations.aopen_conversation(self.session_id, owner_id=self.owner_id)
         await self._join(opened.pk)
         await groups.announce_creation(
-            self.channel_layer, self.session_id, self.owner_id, opened.pk
+            self.channel_layer, self.session_id, self.owner_id, opened.pk, created=opened.created
         )
 
     async def agent_created(self, message: dict[str, Any]) -> None:

@@ -98,15 +98,17 @@ class Groups:
 
 
 async def announce_creation(
-    channel_layer: Any, session_id: str, owner_id: Any, conversation_pk: int
+    channel_layer: Any, session_id: str, owner_id: Any, conversation_pk: int, *, created: bool
 ) -> None:
     """Bring every tab of the owner waiting on the new id into the conversation: this
-    process's directly, the other workers' through the layer."""
+    process's directly when this call ``created`` it (nothing can have run in it yet),
+    the others, and every tab when it existed already, through the layer."""
     pending = runs.pending_group_name(session_id, owner_id)
-    for created_here in list(_waiting_here.pop(pending, {}).values()):
+    told_here = _waiting_here.pop(pending, {}) if created else {}
+    for created_here in list(told_here.values()):
         created_here(conversation_pk)
-    created = {"type": "agent.created", "conversation_pk": conversation_pk}
-    await layer.retrying(channel_layer.group_send, pending, created)
+    message = {"type": "agent.created", "conversation_pk": conversation_pk}
+    await layer.retrying(channel_layer.group_send, pending, message)
 
 
 def joined_from_start(message: dict[str, Any]) -> bool:

@@ -37,7 +37,7 @@ async def test_a_creation_here_reaches_the_tab_before_any_event_of_its_run():
     layer = LocalChannelLayer()
     tab = Tab(layer, "tab-1")
     await tab.membership.wait_for_creation(SESSION_ID, owner_id=7)
-    await groups.announce_creation(layer, SESSION_ID, 7, conversation_pk=42)
+    await groups.announce_creation(layer, SESSION_ID, 7, 42, created=True)
     fanout.deliver(42, EVENT)  # the run's first event, handed over at once
     created = await tab.next()
     assert created == {"type": "agent.created", "conversation_pk": 42, "here": True}
@@ -62,11 +62,22 @@ async def test_another_workers_creation_asks_for_a_catch_up():
     await tab.membership.leave(tell_the_run=False)
 
 
+async def test_a_conversation_that_existed_already_is_announced_for_a_catch_up():
+    # Another request created it in the meantime: a run may have published already.
+    layer = LocalChannelLayer()
+    tab = Tab(layer, "tab-1")
+    await tab.membership.wait_for_creation(SESSION_ID, owner_id=7)
+    await groups.announce_creation(layer, SESSION_ID, 7, 42, created=False)
+    assert not fanout.is_local("tab-1")
+    assert groups.joined_from_start(await tab.next()) is False
+    await tab.membership.leave(tell_the_run=False)
+
+
 async def test_a_tab_leaving_before_it_joined_stops_watching():
     layer = LocalChannelLayer()
     tab = Tab(layer, "tab-1")
     await tab.membership.wait_for_creation(SESSION_ID, owner_id=7)
-    await groups.announce_creation(layer, SESSION_ID, 7, conversation_pk=42)
+    await groups.announce_creation(layer, SESSION_ID, 7, 42, created=True)
     assert fanout.is_local("tab-1")
     await tab.membership.leave(tell_the_run=False)  # before its inbox was read
     assert not fanout.is_local("tab-1")
@@ -77,7 +88,7 @@ async def test_only_the_owners_tabs_are_told():
     alices, bobs = Tab(layer, "alice-tab"), Tab(layer, "bob-tab")
     await alices.membership.wait_for_creation(SESSION_ID, owner_id=7)
     await bobs.membership.wait_for_creation(SESSION_ID, owner_id=8)
-    await groups.announce_creation(layer, SESSION_ID, 7, conversation_pk=42)
+    await groups.announce_creation(layer, SESSION_ID, 7, 42, created=True)
     assert (fanout.is_local("alice-tab"), fanout.is_local("bob-tab")) == (True, False)
     assert bobs.io.pending == 0
     for tab in (alices, bobs):

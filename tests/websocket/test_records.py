@@ -118,7 +118,9 @@ def test_open_session_creates_and_checks_the_owner(make_user, session_id):
     alice, bob = make_user("alice"), make_user("bob")
     opened = open_conversation(session_id, owner_id=alice.pk)
     assert AgentSession.objects.get(pk=opened.pk).owner_id == alice.pk
-    assert open_conversation(session_id, owner_id=alice.pk) == opened
+    assert opened.created
+    again = open_conversation(session_id, owner_id=alice.pk)
+    assert (again.pk, again.session_id, again.created) == (opened.pk, session_id, False)
     with pytest.raises(SessionOwnershipError):
         open_conversation(session_id, owner_id=bob.pk)
     with pytest.raises(SessionOwnershipError):
