@@ -23,6 +23,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from django_agent_sessions.conf import app_settings
+from django_agent_sessions.exceptions import SessionOwnershipError
 from django_agent_sessions.sse import framing
 from django_agent_sessions.sse.visitor import HttpVisitor
 from django_agent_sessions.websocket import groups, history, layer, lost
@@ -121,18 +122,22 @@ class EventStream:
 
     async def _follow(self) -> None:
         try:
-            if self.conversation_pk is None:
-                await self.membership.wait_for_creation(
+            conversation_pk = self.conversation_pk
+            if conversation_pk is None:
+                conversation_pk = await self.membership.wait_for_creation(
                     self.visitor.session_id, self.visitor.owner_id
                 )
+            if conversation_pk is None:
                 await history.send_empty_frame(self.send_json)
             else:
-                await self._join(self.conversation_pk)
+                await self._join(conversation_pk)
                 await self.relay.send_history()
             while True:
                 await self._handle(await self.io.next_message())
         except asyncio.CancelledError:
             raise
+        except SessionOwnershipError:
+            pass  # someone else's since the stream opened: it ends, its reconnect is refused
         except Exception:
             logger.exception("A conversation's stream failed; it ends (the browser reconnects).")
         self._out.put_nowait(_END)

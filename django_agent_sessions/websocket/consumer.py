@@ -105,11 +105,19 @@ class AgentSessionConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
         await self.accept()
         lost.sweeper.acquire(self.channel_layer)
         self._holds_sweeper = True
-        if opened is None:
-            await self.membership.wait_for_creation(self.session_id, self.owner_id)
+        conversation_pk = None if opened is None else opened.pk
+        if conversation_pk is None:
+            try:
+                conversation_pk = await self.membership.wait_for_creation(
+                    self.session_id, self.owner_id
+                )
+            except SessionOwnershipError:  # someone else's since the lookup above
+                await self.close(code=CLOSE_FORBIDDEN)
+                return
+        if conversation_pk is None:
             await history.send_empty_frame(self.send_json)
             return
-        await self._join(opened.pk)
+        await self._join(conversation_pk)
         await self.relay.send_history()
 
     @property

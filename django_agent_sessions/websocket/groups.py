@@ -6,10 +6,12 @@ so every tab open on the new id joins it. Tabs of the creating process are told
 directly, before the first run can publish: they watch its runs from their start and
 need no catch-up (an HTTP stream's first message waited four database reads and two
 layer round trips longer than the socket that sent it). Other workers' tabs are told
-through the layer and catch up. A socket of a conversation is in its group (the run's
-events), and this process's runs of it hand their events straight to the socket's
-inbox. Leaving tells the conversation's run (``agent.left``), which then asks whether
-anybody still watches it.
+through the layer and catch up. A socket looks the conversation up again once it
+waits: one created before that was announced to nobody it could hear.
+
+A socket of a conversation is in its group (the run's events), and this process's runs
+of it hand their events straight to the socket's inbox. Leaving tells the
+conversation's run (``agent.left``), which then asks whether anybody still watches it.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Protocol
 
+from django_agent_sessions.store import conversations
 from django_agent_sessions.websocket import layer, runs
 from django_agent_sessions.websocket.socket_io import SocketIO
 
@@ -46,10 +49,16 @@ class Groups:
     def channel(self) -> str:
         return self.socket.channel_name
 
-    async def wait_for_creation(self, session_id: str, owner_id: Any) -> None:
+    async def wait_for_creation(self, session_id: str, owner_id: Any) -> int | None:
+        """Wait in the new id's pending group. Returns the conversation's primary key
+        if it was created meanwhile (after the caller found no conversation, before
+        this socket waited: nobody will announce it to this socket), else None. Raises
+        ``SessionOwnershipError`` if someone else created it."""
         self._pending = runs.pending_group_name(session_id, owner_id)
         _waiting_here.setdefault(self._pending, {})[self.channel] = self._created_here
         await layer.retrying(self.layer.group_add, self._pending, self.channel)
+        found = await conversations.afind_conversation(session_id, owner_id=owner_id)
+        return None if found is None else found.pk
 
     def _created_here(self, conversation_pk: int) -> None:
         """This process created the conversation: watch its runs now, before one can

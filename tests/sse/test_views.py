@@ -14,6 +14,7 @@ from django_agent_sessions import layers
 from django_agent_sessions.layers.local import LocalChannelLayer
 from django_agent_sessions.layers.postgres import PostgresChannelLayer
 from django_agent_sessions.models import AgentRun
+from django_agent_sessions.store import conversations
 from tests import approval_agent, chat_agent
 from tests.scripted import streamed_reply
 from tests.sse.client import EventStream, post
@@ -154,6 +155,29 @@ async def test_a_stream_waiting_on_a_new_id_follows_its_first_run(alice_cookie, 
         "run.completed",
     ]
     assert "".join(frame["delta"] for frame in frames if frame["type"] == "text.delta") == "first"
+
+
+async def test_a_conversation_created_before_the_stream_waited_is_joined(
+    alice, alice_cookie, session_id, monkeypatch
+):
+    """Created (by another tab's first message) after the stream found no conversation
+    and before it waited in the new id's group: nobody announces it to the stream,
+    which looks again once waiting."""
+    chat_agent.script(streamed_reply("late but there"))
+    lookup, lookups = conversations.find_conversation, []
+
+    def created_right_after(session_id: str, *, owner_id: Any) -> Any:
+        found = lookup(session_id, owner_id=owner_id)
+        if not lookups:  # the stream's lookup; the POST's finds the conversation
+            conversations.open_conversation(session_id, owner_id=alice.pk)
+        lookups.append(found)
+        return found
+
+    monkeypatch.setattr(conversations, "find_conversation", created_right_after)
+    stream, _history = await opened(session_id, alice_cookie)
+    assert (await post(url(session_id, "messages/"), {"text": "hi"}, alice_cookie))[0] == 202
+    frames = await stream.frames_until("run.completed")
+    assert "".join(f["delta"] for f in frames if f["type"] == "text.delta") == "late but there"
 
 
 async def test_closing_the_stream_cancels_nothing(alice_cookie, session_id):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from typing import Any
 
 import pytest
 from asgiref.sync import sync_to_async
@@ -13,6 +14,7 @@ from django_agent_sessions import DjangoSession
 from django_agent_sessions.conf import app_settings
 from django_agent_sessions.consumers import anonymous_owner
 from django_agent_sessions.models import AgentRun, AgentSession, SessionItem
+from django_agent_sessions.store import conversations
 from django_agent_sessions.websocket import runs
 from tests import chat_agent
 from tests.scripted import streamed_reply, tool_turn
@@ -695,3 +697,43 @@ async def test_another_users_socket_on_a_new_id_never_hears_of_its_conversation(
     await alices.say("a secret")
     await alices.until("run.completed")
     assert await bobs.nothing_more(wait=0.5)
+
+
+def created_right_after_the_lookup(monkeypatch, owner) -> None:
+    """The conversation is created (as by another tab's first message, whose
+    announcement the socket is not yet waiting for) right after the socket's lookup."""
+    real = conversations.afind_conversation
+    lookups = 0
+
+    async def lookup(session_id: str, *, owner_id: Any) -> Any:
+        nonlocal lookups
+        lookups += 1
+        found = await real(session_id, owner_id=owner_id)
+        if lookups == 1:
+            await conversations.aopen_conversation(session_id, owner_id=owner.pk)
+        return found
+
+    monkeypatch.setattr(conversations, "afind_conversation", lookup)
+
+
+async def test_a_conversation_created_between_lookup_and_waiting_is_joined(
+    alice, alice_cookie, session_id, monkeypatch
+):
+    chat_agent.script(streamed_reply(ANSWER))
+    created_right_after_the_lookup(monkeypatch, alice)
+    late = Socket(session_id, alice_cookie)
+    await late.open()  # found nothing, then found it once waiting: joined
+    sender = Socket(session_id, alice_cookie)
+    await sender.open()
+    await sender.say("Weather?")
+    assert text_of(await late.until("run.completed")) == ANSWER
+
+
+async def test_someone_elses_conversation_created_meanwhile_closes_the_socket(
+    make_user, alice_cookie, session_id, monkeypatch
+):
+    created_right_after_the_lookup(monkeypatch, await sync_to_async(make_user)("bob"))
+    socket = Socket(session_id, alice_cookie)
+    connected, _ = await socket.connect()
+    assert connected
+    assert await socket.closed_with() == 4403

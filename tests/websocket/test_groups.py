@@ -8,10 +8,15 @@ import functools
 from dataclasses import dataclass, field
 from typing import Any
 
+import pytest
+
 from django_agent_sessions.layers.local import LocalChannelLayer
 from django_agent_sessions.websocket import fanout, groups
 from django_agent_sessions.websocket.groups import Groups
 from django_agent_sessions.websocket.socket_io import SocketIO
+
+# Waiting on a new id looks the conversation up once more (created meanwhile?).
+pytestmark = pytest.mark.django_db(transaction=True)
 
 SESSION_ID = "a-new-conversation"
 EVENT = {"type": "agent.event", "event": {"type": "run.started", "run_id": "r", "seq": 0}}
