@@ -171,12 +171,12 @@ def _sse_rounds(
     rounds of the websocket and SSE, each on a fresh worker (``transport_compare``)."""
     idle = [s for s in chosen if s.idle_only]
     compared = [s for s in chosen if not s.idle_only]
-    results = asyncio.run(run_mode(db, name, cookies, sse, idle, cost=True)) if idle else []
+    results = asyncio.run(run_mode(db, name, cookies, sse, idle)) if idle else []
     for scenario in compared:
         for round_ in range(rounds):
+            # Each transport's cost per message once, on its first worker.
+            cost = round_ == 0 and scenario is compared[0]
             for mode in (_PAIRED_WEBSOCKET, sse):
-                first = round_ == 0 and scenario is compared[0]
-                cost = first and (mode is _PAIRED_WEBSOCKET or not idle)
                 results += asyncio.run(
                     run_mode(db, name, cookies, mode, [scenario], round_=round_, cost=cost)
                 )

@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import json
 import statistics
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import psutil
@@ -36,6 +37,7 @@ SMOKE_COMPARED = ("5 x 20 tokens @ 5 ms",)
 ROUNDS = 3
 _METRICS = ("ttft_p50_ms", "ttft_p99_ms", "frames_per_s")
 _COST_MESSAGES = 300
+Send = Callable[[int], Awaitable[None]]  # sends that many messages, one at a time
 
 
 def median_ratios(results: list[dict[str, Any]], scenario: str) -> dict[str, Any] | None:
@@ -87,7 +89,7 @@ async def message_cost(server: Server, cookie: str, sse: bool) -> float:
         return await _cpu_per_message(server, _framing(ws))
 
 
-def _posting(poster: sse_client.Poster, session_id: str) -> Any:
+def _posting(poster: sse_client.Poster, session_id: str) -> Send:
     async def send(count: int) -> None:
         for _ in range(count):
             status = await poster.post(f"/c/{session_id}/cancel/", {})
@@ -97,7 +99,7 @@ def _posting(poster: sse_client.Poster, session_id: str) -> Any:
     return send
 
 
-def _framing(ws: Any) -> Any:
+def _framing(ws: Any) -> Send:
     async def send(count: int) -> None:
         for _ in range(count):
             await ws.send(json.dumps({"type": "cancel"}))
@@ -109,7 +111,7 @@ def _framing(ws: Any) -> Any:
     return send
 
 
-async def _cpu_per_message(server: Server, send: Any) -> float:
+async def _cpu_per_message(server: Server, send: Send) -> float:
     assert server.process is not None
     worker = psutil.Process(server.process.pid)
     await send(30)  # warm: the first ones import and connect

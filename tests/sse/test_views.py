@@ -8,6 +8,7 @@ import threading
 from typing import Any
 
 import pytest
+from asgiref.sync import sync_to_async
 from django.conf import settings
 
 from django_agent_sessions import layers
@@ -157,6 +158,22 @@ async def test_a_stream_waiting_on_a_new_id_follows_its_first_run(alice_cookie, 
     assert "".join(frame["delta"] for frame in frames if frame["type"] == "text.delta") == "first"
 
 
+def created_right_after_the_lookup(monkeypatch: Any, owner: Any) -> None:
+    """``owner`` creates the conversation right after the stream's lookup found none
+    (the POST's lookup, later, finds it), announcing it to nobody."""
+    lookup = conversations.find_conversation
+    lookups: list[Any] = []
+
+    def created_after(session_id: str, *, owner_id: Any) -> Any:
+        found = lookup(session_id, owner_id=owner_id)
+        if not lookups:
+            conversations.open_conversation(session_id, owner_id=owner.pk)
+        lookups.append(found)
+        return found
+
+    monkeypatch.setattr(conversations, "find_conversation", created_after)
+
+
 async def test_a_conversation_created_before_the_stream_waited_is_joined(
     alice, alice_cookie, session_id, monkeypatch
 ):
@@ -164,20 +181,21 @@ async def test_a_conversation_created_before_the_stream_waited_is_joined(
     and before it waited in the new id's group: nobody announces it to the stream,
     which looks again once waiting."""
     chat_agent.script(streamed_reply("late but there"))
-    lookup, lookups = conversations.find_conversation, []
-
-    def created_right_after(session_id: str, *, owner_id: Any) -> Any:
-        found = lookup(session_id, owner_id=owner_id)
-        if not lookups:  # the stream's lookup; the POST's finds the conversation
-            conversations.open_conversation(session_id, owner_id=alice.pk)
-        lookups.append(found)
-        return found
-
-    monkeypatch.setattr(conversations, "find_conversation", created_right_after)
+    created_right_after_the_lookup(monkeypatch, alice)
     stream, _history = await opened(session_id, alice_cookie)
     assert (await post(url(session_id, "messages/"), {"text": "hi"}, alice_cookie))[0] == 202
     frames = await stream.frames_until("run.completed")
     assert "".join(f["delta"] for f in frames if f["type"] == "text.delta") == "late but there"
+
+
+async def test_a_stream_on_an_id_someone_else_created_meanwhile_ends(
+    alice_cookie, session_id, make_user, monkeypatch
+):
+    created_right_after_the_lookup(monkeypatch, await sync_to_async(make_user)("bob"))
+    stream = EventStream(url(session_id, "events/"), alice_cookie)
+    assert await stream.status() == 200
+    assert await stream.next() is None  # ended without a frame; its reconnect gets 403
+    assert await EventStream(url(session_id, "events/"), alice_cookie).status() == 403
 
 
 async def test_closing_the_stream_cancels_nothing(alice_cookie, session_id):

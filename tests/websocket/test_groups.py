@@ -38,10 +38,16 @@ class Tab:
         return dict(await asyncio.wait_for(self.io.next_message(), 5))
 
 
+async def waiting(layer: Any, channel_name: str = "tab-1", owner_id: int = 7) -> Tab:
+    """A tab of ``owner_id`` waiting on the new id ``SESSION_ID``."""
+    tab = Tab(layer, channel_name)
+    assert await tab.membership.wait_for_creation(SESSION_ID, owner_id=owner_id) is None
+    return tab
+
+
 async def test_a_creation_here_reaches_the_tab_before_any_event_of_its_run():
     layer = LocalChannelLayer()
-    tab = Tab(layer, "tab-1")
-    await tab.membership.wait_for_creation(SESSION_ID, owner_id=7)
+    tab = await waiting(layer)
     await groups.announce_creation(layer, SESSION_ID, 7, 42, created=True)
     fanout.deliver(42, EVENT)  # the run's first event, handed over at once
     created = await tab.next()
@@ -56,8 +62,7 @@ async def test_a_creation_here_reaches_the_tab_before_any_event_of_its_run():
 
 async def test_another_workers_creation_asks_for_a_catch_up():
     layer = LocalChannelLayer()
-    tab = Tab(layer, "tab-1")
-    await tab.membership.wait_for_creation(SESSION_ID, owner_id=7)
+    tab = await waiting(layer)
     await layer.group_send(
         groups.runs.pending_group_name(SESSION_ID, 7),
         {"type": "agent.created", "conversation_pk": 42},
@@ -70,8 +75,7 @@ async def test_another_workers_creation_asks_for_a_catch_up():
 async def test_a_conversation_that_existed_already_is_announced_for_a_catch_up():
     # Another request created it in the meantime: a run may have published already.
     layer = LocalChannelLayer()
-    tab = Tab(layer, "tab-1")
-    await tab.membership.wait_for_creation(SESSION_ID, owner_id=7)
+    tab = await waiting(layer)
     await groups.announce_creation(layer, SESSION_ID, 7, 42, created=False)
     assert not fanout.is_local("tab-1")
     assert groups.joined_from_start(await tab.next()) is False
@@ -80,8 +84,7 @@ async def test_a_conversation_that_existed_already_is_announced_for_a_catch_up()
 
 async def test_a_tab_leaving_before_it_joined_stops_watching():
     layer = LocalChannelLayer()
-    tab = Tab(layer, "tab-1")
-    await tab.membership.wait_for_creation(SESSION_ID, owner_id=7)
+    tab = await waiting(layer)
     await groups.announce_creation(layer, SESSION_ID, 7, 42, created=True)
     assert fanout.is_local("tab-1")
     await tab.membership.leave(tell_the_run=False)  # before its inbox was read
@@ -90,9 +93,8 @@ async def test_a_tab_leaving_before_it_joined_stops_watching():
 
 async def test_only_the_owners_tabs_are_told():
     layer = LocalChannelLayer()
-    alices, bobs = Tab(layer, "alice-tab"), Tab(layer, "bob-tab")
-    await alices.membership.wait_for_creation(SESSION_ID, owner_id=7)
-    await bobs.membership.wait_for_creation(SESSION_ID, owner_id=8)
+    alices = await waiting(layer, "alice-tab", owner_id=7)
+    bobs = await waiting(layer, "bob-tab", owner_id=8)
     await groups.announce_creation(layer, SESSION_ID, 7, 42, created=True)
     assert (fanout.is_local("alice-tab"), fanout.is_local("bob-tab")) == (True, False)
     assert bobs.io.pending == 0
