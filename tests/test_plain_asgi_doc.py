@@ -85,6 +85,8 @@ def server(project) -> Iterator[str]:
 
 
 def send(page: Any, text: str) -> None:
+    # The last reply's text shows before its run ends; till then the page refuses to send.
+    page.wait_for_selector("#send-button:not([disabled])")
     box = page.get_by_label("Message", exact=True)
     box.fill(text)
     box.press("Enter")
