@@ -126,6 +126,7 @@ class FloorSession:
             if locked is None:
                 cursor.execute(CREATE, (self.session_id, title, stamp, stamp))
                 locked = self._lock(cursor, "add", [len(encoded)], threshold, False)
+            assert locked is not None, "the row inserted just now, in this transaction"
             pk, stale = locked
             if stale:
                 cursor.execute(SQL.touch, (stamp, pk))

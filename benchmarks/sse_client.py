@@ -13,6 +13,8 @@ import time
 import uuid
 from typing import Any
 
+from benchmarks.client_result import ClientResult, record_frame
+
 CSRF = "c" * 32
 
 
@@ -94,10 +96,10 @@ class Poster:
             self.writer.close()
 
 
-async def chat(port: int, cookie: str, text: str, go: asyncio.Event, timeout: float) -> Any:
+async def chat(
+    port: int, cookie: str, text: str, go: asyncio.Event, timeout: float
+) -> ClientResult:
     """As ``load_client.chat``, over SSE: the stream's history, then a POST on ``go``."""
-    from benchmarks.load_client import ClientResult, record_frame
-
     result = ClientResult()
     stream = EventStream(port, cookie, f"bench-{uuid.uuid4().hex[:12]}")
     poster = Poster(port, cookie)

@@ -28,7 +28,7 @@ from typing import Any
 import psutil
 
 from benchmarks import sse_client
-from benchmarks.load_client import Server, _open
+from benchmarks.daphne_worker import Server, open_socket
 
 WEBSOCKET = "websocket, paired"  # the websocket's results of the paired rounds
 SSE = "sessions, SSE"
@@ -84,7 +84,7 @@ async def message_cost(server: Server, cookie: str, sse: bool) -> float:
             return await _cpu_per_message(server, _posting(poster, session_id))
         finally:
             await poster.close()
-    async with _open(server, cookie, session_id) as ws:
+    async with open_socket(server, cookie, session_id) as ws:
         await asyncio.wait_for(ws.recv(), 30)  # the history frame
         return await _cpu_per_message(server, _framing(ws))
 

@@ -9,7 +9,7 @@ import tracemalloc
 import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from agents.memory import SessionSettings
 
@@ -253,7 +253,11 @@ async def compacting_turns(backend: Backend, profile: Profile) -> dict[str, Any]
 
     client = SimpleNamespace(responses=SimpleNamespace(compact=compact))
     session = OpenAIResponsesCompactionSession(
-        store.session_id, store, client=client, should_trigger_compaction=lambda _: True
+        # The compaction call only: an AsyncOpenAI's one method the session uses.
+        store.session_id,
+        store,
+        client=cast(Any, client),
+        should_trigger_compaction=lambda _: True,
     )
     replies = [[assistant_message("ok")] for _ in range(profile.ops + profile.warmup)]
     agent = Agent(name="bench", model=ScriptedModel(replies))

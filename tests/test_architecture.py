@@ -33,7 +33,8 @@ WING_DOORS = {
 TRANSPORTS = [PACKAGE_DIR / "websocket", PACKAGE_DIR / "sse", PACKAGE_DIR / "chat"]
 # What only store/ (and the models' own managers) may do with the ORM.
 WRITES = {"update", "create", "bulk_create", "delete", "select_for_update", "get_or_create"}
-ARCHITECTURE_DOC = PACKAGE_DIR.parent / "docs" / "architecture.md"
+REPO_DIR = PACKAGE_DIR.parent
+ARCHITECTURE_DOC = REPO_DIR / "docs" / "architecture.md"
 SQL = re.compile(r"\b(SELECT\s.+\sFROM|INSERT INTO|UPDATE\s+\S+\s+SET|DELETE FROM)\b", re.S)
 SQL_HOME = PACKAGE_DIR / "store" / "statements.py"
 # A module longer than this must say at its top why it is.
@@ -72,16 +73,30 @@ def test_sql_text_lives_in_store_statements_only():
     assert offenders == []
 
 
-def test_no_module_is_longer_than_300_lines():
-    """Python modules and the chat page's ES modules alike."""
-    modules = [*PACKAGE_DIR.rglob("*.py"), *PACKAGE_DIR.rglob("*.js")]
-    long = {
-        str(path.relative_to(PACKAGE_DIR)): length
+def _too_long(modules: list[Path]) -> dict[str, int]:
+    return {
+        str(path.relative_to(REPO_DIR)): length
         for path in modules
         if (length := len(path.read_text().splitlines())) > MAX_LINES
         and "migrations" not in path.parts
     }
-    assert long == {}
+
+
+def test_no_module_is_longer_than_300_lines():
+    """Python modules and the chat page's ES modules alike."""
+    assert _too_long([*PACKAGE_DIR.rglob("*.py"), *PACKAGE_DIR.rglob("*.js")]) == {}
+
+
+def test_no_benchmark_or_example_module_is_longer_than_300_lines():
+    """The same rule for the code beside the package: the benchmarks and the example
+    project (test modules are not counted: see docs/architecture.md)."""
+    example = REPO_DIR / "example_project"
+    modules = [
+        *(REPO_DIR / "benchmarks").glob("*.py"),
+        *(path for path in example.rglob("*.py") if "tests" not in path.parts),
+        *example.rglob("*.js"),
+    ]
+    assert _too_long(modules) == {}
 
 
 def test_transports_leave_the_database_to_store():
