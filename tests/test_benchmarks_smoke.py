@@ -8,10 +8,13 @@ and the bound leaves room for a machine busy with something else.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import signal
 import subprocess
 import sys
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -20,6 +23,28 @@ ROOT = Path(__file__).resolve().parent.parent
 HANG_SECONDS = 400
 
 pytestmark = pytest.mark.once
+
+
+Start = Callable[..., "subprocess.Popen[str]"]
+
+
+@pytest.fixture
+def start() -> Iterator[Start]:
+    """Starts a benchmark; at the end of the test, nothing it started is left running."""
+    started: list[subprocess.Popen[str]] = []
+
+    def start_one(module: str, out_dir: Path, *args: str) -> subprocess.Popen[str]:
+        started.append(_start(module, out_dir, *args))
+        return started[-1]
+
+    yield start_one
+    for process in started:
+        _kill_group(process)
+
+
+def _kill_group(process: subprocess.Popen[str]) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(process.pid, signal.SIGKILL)
 
 
 def _start(module: str, out_dir: Path, *args: str) -> subprocess.Popen[str]:
@@ -32,6 +57,9 @@ def _start(module: str, out_dir: Path, *args: str) -> subprocess.Popen[str]:
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
+        # Its own process group: a hung benchmark is killed with the servers it started,
+        # which would otherwise hold its output pipe open (and this test) after it died.
+        start_new_session=True,
     )
 
 
@@ -39,7 +67,7 @@ def _finish(process: subprocess.Popen[str]) -> str:
     try:
         output, _ = process.communicate(timeout=HANG_SECONDS)
     except subprocess.TimeoutExpired:
-        process.kill()
+        _kill_group(process)
         output, _ = process.communicate()
         raise AssertionError(f"smoke run exceeded {HANG_SECONDS}s:\n{output[-3000:]}") from None
     assert process.returncode == 0, output[-3000:]
@@ -47,10 +75,10 @@ def _finish(process: subprocess.Popen[str]) -> str:
 
 
 @pytest.mark.timeout(2 * HANG_SECONDS)
-def test_sessions_and_streaming_benchmarks_run(tmp_path: Path) -> None:
+def test_sessions_and_streaming_benchmarks_run(start: Start, tmp_path: Path) -> None:
     db = os.environ.get("AGENT_SESSIONS_TEST_DB", "sqlite")
     # Both at once: the machine has two cores and each benchmark mostly waits.
-    sessions = _start(
+    sessions = start(
         "benchmarks.sessions",
         tmp_path / "sessions",
         "--db",
@@ -58,7 +86,7 @@ def test_sessions_and_streaming_benchmarks_run(tmp_path: Path) -> None:
         "--backends",
         "django,floor",
     )
-    streaming = _start("benchmarks.streaming", tmp_path / "streaming", "--db", db)
+    streaming = start("benchmarks.streaming", tmp_path / "streaming", "--db", db)
     sessions_output, streaming_output = _finish(sessions), _finish(streaming)
 
     result = json.loads((tmp_path / "sessions" / "sessions-latest.json").read_text())
@@ -87,9 +115,9 @@ def test_sessions_and_streaming_benchmarks_run(tmp_path: Path) -> None:
             assert r["open"] == r["clients"], r
 
 
-def test_parity_benchmark_runs(tmp_path: Path) -> None:
+def test_parity_benchmark_runs(start: Start, tmp_path: Path) -> None:
     db = os.environ.get("AGENT_SESSIONS_TEST_DB", "sqlite")
-    output = _finish(_start("benchmarks.parity", tmp_path, "--db", db))
+    output = _finish(start("benchmarks.parity", tmp_path, "--db", db))
     result = json.loads((tmp_path / f"parity-{db}-latest.json").read_text())
     expected = (
         {"django", "sdk-pool", "sdk-warm"} if db == "sqlite" else {"django", "django-shipped"}
@@ -104,11 +132,11 @@ def test_parity_benchmark_runs(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("columns", ["kept", "empty"])
-def test_parity_floor_runs(tmp_path: Path, columns: str) -> None:
+def test_parity_floor_runs(start: Start, tmp_path: Path, columns: str) -> None:
     if os.environ.get("AGENT_SESSIONS_TEST_DB", "sqlite") != "sqlite":
         pytest.skip("the guarantee floor measures SQLite only")
     args = ("--db", "sqlite", "--floor", "--floor-columns", columns)
-    output = _finish(_start("benchmarks.parity", tmp_path, *args))
+    output = _finish(start("benchmarks.parity", tmp_path, *args))
     kind = "parity-sqlite-floor" + ("" if columns == "kept" else "-no-columns")
     result = json.loads((tmp_path / f"{kind}-latest.json").read_text())
     assert list(result["contenders"]) == ["floor", "sdk-pool", "sdk-warm", "django"], output
