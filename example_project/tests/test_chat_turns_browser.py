@@ -22,9 +22,8 @@ from example_project.tests.test_chat_ui_browser import (  # noqa: F401 - fixture
     REPLY,
     USER,
     new_page,
-    send,
-    wait_idle,
 )
+from example_project.tests.test_e2e_browser import send, wait_idle
 from tests.browser import save_screenshot
 
 pytestmark = pytest.mark.browser

@@ -19,6 +19,7 @@ import pytest
 
 from example_project.tests.conftest import log_in, wait_connected
 from example_project.tests.servers import REPO_ROOT, create_user
+from example_project.tests.test_e2e_browser import send, wait_idle
 from tests.browser import axe_violations, save_screenshot
 
 pytestmark = pytest.mark.browser
@@ -63,19 +64,6 @@ def _dialog(dialog: Any, problems: list[str]) -> None:
     if dialog.type != "confirm":
         problems.append(f"unexpected {dialog.type}: {dialog.message}")
     dialog.accept()
-
-
-def send(page: Any, text: str) -> None:
-    confirmed = page.locator(CONFIRMED).count()
-    box = page.get_by_label("Message", exact=True)
-    box.fill(text)
-    box.press("Enter")
-    page.locator(CONFIRMED).nth(confirmed).wait_for()
-
-
-def wait_idle(page: Any) -> None:
-    page.wait_for_selector("#stop-button", state="hidden")
-    page.wait_for_selector("#send-button:not([disabled])")
 
 
 def conversation_ids(page: Any) -> list[str]:
