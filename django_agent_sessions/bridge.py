@@ -27,7 +27,7 @@ plain asyncio programs, the Runner, benchmarks), ``run`` submits the function to
 same executor itself, skipping ``SyncToAsync``'s per-call bookkeeping (it copies and
 restores the context, sets thread locals, shields the future). The function still runs
 on the very thread and connection Django's async ORM uses, in a copy of the caller's
-context. In every other situation it is ``SyncToAsync`` as before. ``tests/test_shortcuts.py``
+context. In every other situation it is ``SyncToAsync`` as before. ``tests/test_shortcuts_hop.py``
 checks the asgiref internals this relies on (``direct_hop_supported``); if a release
 changes them, the direct hop switches itself off.
 """

@@ -40,7 +40,7 @@ def read_clock(connection: BaseDatabaseWrapper) -> Clock:
     On SQLite the values are built as ``adapt_datetimefield_value`` builds them (the text
     of the naive time in the connection's time zone), converting once instead of twice:
     at one operation per hop, Django's two calls were a tenth of a pop's Python time.
-    ``tests/test_shortcuts.py`` checks both against Django's own adaptation.
+    ``tests/test_shortcuts_encoding.py`` checks both against Django's own adaptation.
     """
     now = timezone.now()
     if connection.vendor == "sqlite":

@@ -14,7 +14,7 @@ a write's Python time in the worker thread.
 The shortcut is taken only when all of this holds, else the general path runs:
 
 - the connection is SQLite and ``sqlite_shortcut_supported()`` (the Django internals it
-  uses exist; ``tests/test_shortcuts.py`` checks each of them);
+  uses exist; ``tests/test_shortcuts_sqlite.py`` checks each of them);
 - no atomic block and autocommit on: no caller's transaction, no savepoint or
   ``on_commit`` hook to honour (inside ``atomic()`` a write joins the caller's
   transaction exactly as before);

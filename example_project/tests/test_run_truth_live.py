@@ -14,127 +14,33 @@ import sys
 import textwrap
 import threading
 import time
-import uuid
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
-import psycopg
 import pytest
 import websockets
 
-from example_project.tests.live import LiveSocket, log_in
-from example_project.tests.servers import (
-    REPO_ROOT,
-    DaphneServer,
-    create_user,
-    manage,
-    server_environment,
+from example_project.tests.live import LiveSocket
+from example_project.tests.run_truth_live_helpers import (  # noqa: F401 - the fixtures
+    LEASE,
+    Stack,
+    live,
+    new_id,
+    read_lines,
+    run_status,
+    stack,
+    wait_for,
 )
-from tests.services import PostgresServer, RedisServer
+from example_project.tests.servers import REPO_ROOT
 
 pytestmark = [pytest.mark.redis, pytest.mark.timeout(300)]
 
-LEASE = 6  # RUN_LEASE_SECONDS of the workers: a lost worker is noticed within about this
 STORY = "Tell me a long story"
-
-
-class Stack:
-    def __init__(self, postgres: PostgresServer, redis: RedisServer, env: dict[str, str]):
-        self.postgres, self.redis, self.env = postgres, redis, env
-        self.workers: list[DaphneServer] = []
-        self.user: tuple[str, str] = ("", "")
-        self.cookie = ""
-
-    def query(self, sql: str, *params: Any) -> list[tuple[Any, ...]]:
-        with psycopg.connect(self.env["DATABASE_URL"], autocommit=True) as connection:
-            return connection.execute(sql.encode(), params).fetchall()
-
-    def socket(self, worker: int, session_id: str) -> LiveSocket:
-        return LiveSocket(self.workers[worker].url, session_id, self.cookie)
-
-    def ensure_running(self) -> None:
-        for worker in self.workers:
-            if worker.process is None or worker.process.poll() is not None:
-                worker.start()
-
-
-@pytest.fixture(scope="module")
-def stack(tmp_path_factory: pytest.TempPathFactory, log_dir: Path) -> Iterator[Stack]:
-    base = tmp_path_factory.mktemp("run-truth")
-    postgres = PostgresServer()
-    redis = RedisServer(base / "redis")
-    workers: list[DaphneServer] = []
-    try:
-        postgres.start()
-        redis.start()
-        env = server_environment(
-            postgres.create_database("example"),
-            REDIS_URL=redis.url,
-            CHANNEL_LAYER_PREFIX=f"truth-{uuid.uuid4().hex[:8]}:",
-            CONN_MAX_AGE="600",  # the documented production settings
-            RUN_LEASE_SECONDS=str(LEASE),
-            CONTINUE_RUNS_AFTER_DISCONNECT="0",
-            RATE_LIMIT="6/d",  # a fixed window: a day is never crossed mid-test
-            DEMO_MODEL_DELAY="0.01",
-        )
-        manage(env, "migrate", "--no-input", "-v", "0")
-        result = Stack(postgres, redis, env)
-        workers = [DaphneServer(f"truth-{n}", log_dir, env) for n in (1, 2)]
-        result.workers = workers
-        for worker in workers:
-            worker.start()
-        result.user = create_user(env)
-        result.cookie = log_in(workers[0].url, result.user)
-        yield result
-    finally:
-        for worker in workers:
-            worker.close()
-        redis.stop()
-        postgres.stop()
-
-
-@pytest.fixture
-def live(stack: Stack) -> Stack:
-    stack.ensure_running()
-    # Each test starts with a fresh rate-limit window of its own user.
-    stack.user = create_user(stack.env)
-    stack.cookie = log_in(stack.workers[0].url, stack.user)
-    return stack
-
-
-def new_id() -> str:
-    return uuid.uuid4().hex
-
-
-def run_status(stack: Stack, run_id: str) -> tuple[str, str]:
-    rows = stack.query(
-        "SELECT status, error FROM django_agent_sessions_agentrun WHERE run_id = %s",
-        uuid.UUID(run_id),
-    )
-    assert rows, run_id
-    return rows[0][0], rows[0][1]
-
-
-def read_lines(stream: Any, lines: list[str]) -> None:
-    """Append each line of ``stream`` as it comes, until it ends."""
-    for line in stream:
-        lines.append(line)
-
-
-async def wait_for(condition: Any, timeout: float, poll: float = 0.2) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if condition():
-            return True
-        await asyncio.sleep(poll)
-    return bool(condition())
 
 
 # 2. A killed worker's run ends visibly on the other workers --------------------------
 
 
-async def test_a_killed_workers_run_ends_as_worker_lost_for_every_watcher(live):
+async def test_a_killed_workers_run_ends_as_worker_lost_for_every_watcher(live):  # noqa: F811
     conversation = new_id()
     a, b = live.socket(0, conversation), live.socket(1, conversation)
     await a.open()
@@ -174,7 +80,7 @@ async def test_a_killed_workers_run_ends_as_worker_lost_for_every_watcher(live):
         await socket.close()
 
 
-async def test_the_sweep_ends_a_killed_workers_run_in_a_conversation_nobody_opens(live):
+async def test_the_sweep_ends_a_killed_workers_run_in_a_conversation_nobody_opens(live):  # noqa: F811
     """Nobody watches: no worker sweeps it, ``manage.py agent_sessions_sweep`` does."""
     conversation = new_id()
     socket = live.socket(0, conversation)
@@ -225,7 +131,7 @@ async def test_the_sweep_ends_a_killed_workers_run_in_a_conversation_nobody_open
 # 3. PostgreSQL restarts -----------------------------------------------------------------
 
 
-async def test_a_run_streaming_across_a_postgres_restart_completes_and_is_saved(live):
+async def test_a_run_streaming_across_a_postgres_restart_completes_and_is_saved(live):  # noqa: F811
     conversation = new_id()
     socket = live.socket(0, conversation)
     await socket.open()
@@ -246,7 +152,7 @@ async def test_a_run_streaming_across_a_postgres_restart_completes_and_is_saved(
     await reloaded.close()
 
 
-async def test_a_message_sent_on_the_end_of_a_run_is_never_busy_across_a_restart(live):
+async def test_a_message_sent_on_the_end_of_a_run_is_never_busy_across_a_restart(live):  # noqa: F811
     """The end is recorded before it is told: a message sent the moment a terminal frame
     arrives starts the next run, also when the run's end met a restarted PostgreSQL."""
     socket = live.socket(0, new_id())
@@ -288,7 +194,7 @@ SESSION_SCRIPT = textwrap.dedent(
 )
 
 
-def test_djangosession_uses_a_fresh_connection_after_a_postgres_restart(live):
+def test_djangosession_uses_a_fresh_connection_after_a_postgres_restart(live):  # noqa: F811
     """The example's settings (CONN_MAX_AGE=600, CONN_HEALTH_CHECKS=True): the first
     operation after a restart succeeds."""
     worker = subprocess.Popen(
@@ -321,7 +227,7 @@ def test_djangosession_uses_a_fresh_connection_after_a_postgres_restart(live):
 # 4. Redis restarts ----------------------------------------------------------------------
 
 
-async def _open_and_stay(stack: Stack, worker: int, conversation: str) -> LiveSocket:
+async def _open_and_stay(stack: Stack, worker: int, conversation: str) -> LiveSocket:  # noqa: F811
     """Reconnect as the page does (with a short backoff) until a socket opens and stays
     open for two seconds."""
     deadline = time.monotonic() + 30
@@ -341,7 +247,7 @@ async def _open_and_stay(stack: Stack, worker: int, conversation: str) -> LiveSo
         await asyncio.sleep(0.5)
 
 
-async def test_after_a_redis_restart_the_first_run_on_each_worker_succeeds(live):
+async def test_after_a_redis_restart_the_first_run_on_each_worker_succeeds(live):  # noqa: F811
     conversations = [new_id(), new_id()]
     sockets = [live.socket(n, conversations[n]) for n in (0, 1)]
     for socket in sockets:
@@ -379,7 +285,7 @@ async def test_after_a_redis_restart_the_first_run_on_each_worker_succeeds(live)
 # 7. The rate limit is shared by the workers --------------------------------------------
 
 
-async def test_the_rate_limit_counts_runs_on_every_worker_together(live):
+async def test_the_rate_limit_counts_runs_on_every_worker_together(live):  # noqa: F811
     # RATE_LIMIT is 6/d: eight conversations, alternating workers, one run each.
     outcomes = []
     for n in range(8):
