@@ -16,6 +16,8 @@ from tests.websocket.fanout_helpers import agent_settings  # noqa: F401 - fixtur
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("closing_sockets")]
 
 
+# The child takes no lock the parent's threads may hold: it writes to a pipe and leaves.
+@pytest.mark.filterwarnings("ignore:This process .* is multi-threaded:DeprecationWarning")
 async def test_a_forked_process_has_an_origin_and_sockets_of_its_own():
     fanout.watch(1, "parent.socket", lambda message: None)
     read_end, write_end = os.pipe()
