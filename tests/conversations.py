@@ -1,4 +1,5 @@
-"""Building conversations for admin, transfer and retention tests, through the store."""
+"""Building conversations for admin, transfer and retention tests, through the store, and
+reading back what their runs recorded."""
 
 from __future__ import annotations
 
@@ -9,11 +10,17 @@ from django.db import connection
 from django.utils import timezone
 
 from django_agent_sessions import serialization
-from django_agent_sessions.models import AgentSession, SessionItem
+from django_agent_sessions.models import AgentRun, AgentSession, SessionItem
 from django_agent_sessions.store import items as stored_items
 
 XSS_SCRIPT = "<script>alert('xss')</script>"
 XSS_IMG = '<img src=x onerror="alert(1)">'
+
+
+async def run_statuses(session_id: str) -> list[str]:
+    """The statuses of the conversation's runs, oldest first."""
+    query = AgentRun.objects.filter(session__session_id=session_id).order_by("started_at")
+    return [status async for status in query.values_list("status", flat=True)]
 
 
 def make_conversation(

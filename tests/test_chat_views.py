@@ -9,7 +9,6 @@ from __future__ import annotations
 from html.parser import HTMLParser
 
 import pytest
-from django.contrib.auth import get_user_model
 from django.test import Client
 from django.urls import reverse
 
@@ -17,19 +16,18 @@ from django_agent_sessions.models import AgentSession, SessionItem
 from tests.chat_views_helpers import (  # noqa: F401  (the fixture)
     add,
     alice_user,
-    assistant,
     items_of,
     logged_in,
     url,
-    user,
 )
+from tests.conftest import assistant_message, user_message
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
 @pytest.fixture
-def bob():
-    return get_user_model().objects.create_user(username="bob", password="pw-bob")
+def bob(make_user):
+    return make_user("bob")
 
 
 def test_urls_are_namespaced_under_the_include():
@@ -47,7 +45,7 @@ def test_opening_new_conversations_writes_nothing(alice):
 
 
 def test_rename(alice, bob):
-    add("mine", alice, user("first"))
+    add("mine", alice, user_message("first"))
     client = logged_in(alice)
     response = client.post(url("rename", "mine"), {"title": "  Trip   to Lisbon "})
     assert response.json() == {"id": "mine", "title": "Trip to Lisbon"}
@@ -56,15 +54,15 @@ def test_rename(alice, bob):
     assert client.post(url("rename", "mine"), {"title": "x" * 256}).status_code == 400
     assert client.get(url("rename", "mine")).status_code == 405
 
-    add("bobs", bob, user("bob's"))
+    add("bobs", bob, user_message("bob's"))
     assert client.post(url("rename", "bobs"), {"title": "mine now"}).status_code == 404
     assert client.post(url("rename", "nobody"), {"title": "x"}).status_code == 404
     assert AgentSession.objects.get(session_id="bobs").title == "bob's"
 
 
 def test_delete(alice, bob):
-    add("gone", alice, user("one"), assistant("two"))
-    add("bobs", bob, user("bob's"))
+    add("gone", alice, user_message("one"), assistant_message("two"))
+    add("bobs", bob, user_message("bob's"))
     client = logged_in(alice)
     assert client.post(url("delete", "bobs")).status_code == 404
     response = client.post(url("delete", "gone"))
@@ -76,7 +74,7 @@ def test_delete(alice, bob):
 
 
 def test_others_and_anonymous_get_nothing(alice, bob, client):
-    add("bobs", bob, user("secret"))
+    add("bobs", bob, user_message("secret"))
     alices = logged_in(alice)
     assert alices.get(url("conversation", "bobs")).status_code == 404
     assert alices.post(url("rewind", "bobs")).status_code == 404
@@ -87,7 +85,7 @@ def test_others_and_anonymous_get_nothing(alice, bob, client):
 
 
 def test_every_unsafe_method_needs_csrf(alice):
-    add("csrf", alice, user("hello"), assistant("hi"))
+    add("csrf", alice, user_message("hello"), assistant_message("hi"))
     client = Client(enforce_csrf_checks=True)
     client.force_login(alice)
     for name in ["rename", "delete", "clear", "rewind"]:

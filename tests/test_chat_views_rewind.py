@@ -16,18 +16,17 @@ from django_agent_sessions.models import AgentRun, AgentSession, SessionItem
 from tests.chat_views_helpers import (  # noqa: F401  (the fixture)
     add,
     alice_user,
-    assistant,
     items_of,
     logged_in,
     url,
-    user,
 )
+from tests.conftest import assistant_message, user_message
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
 def test_delete_and_rewind_wait_for_a_live_run(alice):
-    add("busy", alice, user("one"), assistant("two"))
+    add("busy", alice, user_message("one"), assistant_message("two"))
     row = AgentSession.objects.get(session_id="busy")
     AgentRun.objects.create(session=row, lease_expires_at=timezone.now() + timedelta(minutes=1))
     client = logged_in(alice)
@@ -39,13 +38,21 @@ def test_delete_and_rewind_wait_for_a_live_run(alice):
 def test_rewind_takes_back_exactly_the_last_turn(alice):
     call = {"type": "function_call", "call_id": "c1", "name": "clock", "arguments": "{}"}
     output = {"type": "function_call_output", "call_id": "c1", "output": "12:00"}
-    add("turns", alice, user("hi"), assistant("hello"), user("time?"), call, output)
-    add("turns", alice, assistant("It is noon."))
+    add(
+        "turns",
+        alice,
+        user_message("hi"),
+        assistant_message("hello"),
+        user_message("time?"),
+        call,
+        output,
+    )
+    add("turns", alice, assistant_message("It is noon."))
     client = logged_in(alice)
     response = client.post(url("rewind", "turns"))
     assert response.json() == {"text": "time?", "removed": 4}
     # What the model sees next: the first turn, then whatever the page sends again.
-    assert items_of("turns") == [user("hi"), assistant("hello")]
+    assert items_of("turns") == [user_message("hi"), assistant_message("hello")]
 
     assert client.post(url("rewind", "turns")).json()["text"] == "hi"
     assert items_of("turns") == []
@@ -81,7 +88,14 @@ def undeletable_items():
 
 
 def test_a_rewind_that_fails_midway_takes_back_nothing(alice, undeletable_items):
-    add("halfway", alice, user("hi"), user("time?"), assistant("keep this"), assistant("noon"))
+    add(
+        "halfway",
+        alice,
+        user_message("hi"),
+        user_message("time?"),
+        assistant_message("keep this"),
+        assistant_message("noon"),
+    )
     with pytest.raises(DatabaseError):
         logged_in(alice).post(url("rewind", "halfway"))
     assert len(items_of("halfway")) == 4
@@ -123,15 +137,15 @@ def ended_run(session_id: str, partial_text: str, status: str = "cancelled") -> 
 
 @pytest.mark.parametrize("again", ["edited", "the same question"])
 def test_rewind_takes_back_the_stopped_reply_shown_for_the_turn(alice, again):
-    add("stopped", alice, user("hi"), assistant("hello"))
+    add("stopped", alice, user_message("hi"), assistant_message("hello"))
     ended_run("stopped", "", status="completed")
-    add("stopped", alice, user("the same question"))
+    add("stopped", alice, user_message("the same question"))
     ended_run("stopped", "Once upon a time")
     assert shown_history("stopped")[-1] == ("assistant", "Once upon a time", "cancelled")
 
     client = logged_in(alice)
     assert client.post(url("rewind", "stopped")).json()["text"] == "the same question"
-    add("stopped", alice, user(again), assistant("answered"))
+    add("stopped", alice, user_message(again), assistant_message("answered"))
     assert shown_history("stopped") == [
         ("user", "hi", ""),
         ("assistant", "hello", ""),
@@ -141,33 +155,33 @@ def test_rewind_takes_back_the_stopped_reply_shown_for_the_turn(alice, again):
 
 
 def test_clear_takes_back_every_stopped_reply(alice):
-    add("cleared", alice, user("tell me a story"))
+    add("cleared", alice, user_message("tell me a story"))
     ended_run("cleared", "Once upon a time")
     client = logged_in(alice)
     assert client.post(url("clear", "cleared")).status_code == 200
     assert shown_history("cleared") == []
-    add("cleared", alice, user("hello"))
+    add("cleared", alice, user_message("hello"))
     assert shown_history("cleared") == [("user", "hello", "")]
 
 
 def test_an_automatic_title_follows_an_edited_first_message(alice):
-    add("titled", alice, user("tell me a long story"))
+    add("titled", alice, user_message("tell me a long story"))
     assert AgentSession.objects.get(session_id="titled").title == "tell me a long story"
     client = logged_in(alice)
     client.post(url("rewind", "titled"))
-    add("titled", alice, user("hello"))
+    add("titled", alice, user_message("hello"))
     assert AgentSession.objects.get(session_id="titled").title == "hello"
 
     # A later turn taken back leaves the title of the first message alone.
-    add("titled", alice, assistant("hi"), user("second"))
+    add("titled", alice, assistant_message("hi"), user_message("second"))
     client.post(url("rewind", "titled"))
     assert AgentSession.objects.get(session_id="titled").title == "hello"
 
 
 def test_a_title_the_user_set_stays_when_the_first_message_is_edited(alice):
-    add("renamed", alice, user("tell me a long story"))
+    add("renamed", alice, user_message("tell me a long story"))
     client = logged_in(alice)
     assert client.post(url("rename", "renamed"), {"title": "Stories"}).status_code == 200
     client.post(url("rewind", "renamed"))
-    add("renamed", alice, user("hello"))
+    add("renamed", alice, user_message("hello"))
     assert AgentSession.objects.get(session_id="renamed").title == "Stories"

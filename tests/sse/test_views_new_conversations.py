@@ -11,9 +11,10 @@ from asgiref.sync import sync_to_async
 
 from django_agent_sessions.store import conversations
 from tests import chat_agent
+from tests.conversations import run_statuses
 from tests.scripted import streamed_reply
 from tests.sse.client import EventStream, post
-from tests.sse.views_helpers import agent_settings, opened, statuses, url  # noqa: F401
+from tests.sse.views_helpers import agent_settings, opened, url  # noqa: F401
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -21,7 +22,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 async def test_a_stream_waiting_on_a_new_id_follows_its_first_run(alice_cookie, session_id):
     chat_agent.script(streamed_reply("first"))
     stream, history = await opened(session_id, alice_cookie)  # nothing stored yet
-    assert (history["items"], await statuses(session_id)) == ([], [])
+    assert (history["items"], await run_statuses(session_id)) == ([], [])
     assert (await post(url(session_id, "messages/"), {"text": "hi"}, alice_cookie))[0] == 202
     frames = await stream.frames_until("run.completed")
     # From the run's start, as the tab that sent the message: no catch-up.

@@ -10,9 +10,10 @@ from typing import Any
 import pytest
 
 from tests import approval_agent, chat_agent
+from tests.conversations import run_statuses
 from tests.scripted import streamed_reply
 from tests.sse.client import EventStream, post
-from tests.sse.views_helpers import agent_settings, opened, statuses, url  # noqa: F401
+from tests.sse.views_helpers import agent_settings, opened, url  # noqa: F401
 from tests.websocket.test_protocol import SERVER, problems
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -37,7 +38,7 @@ async def test_a_bad_message_is_refused_with_its_code_and_nothing_is_stored(
     assert answer[0] == status
     assert (answer[1]["type"], answer[1]["code"]) == ("error", code)
     assert problems(SERVER, answer[1]) == []
-    assert await statuses(session_id) == []
+    assert await run_statuses(session_id) == []
 
 
 async def test_busy_rate_limited_and_unknown_approval_have_their_statuses(
@@ -71,7 +72,7 @@ async def test_who_may_post_and_stream(alice_cookie, bob_cookie, session_id):
     assert (await post(url(session_id, "messages/"), {"text": "hi"}, alice_cookie, csrf=False))[
         0
     ] == 403
-    assert await statuses(session_id) == []
+    assert await run_statuses(session_id) == []
     stream, _history = await opened(session_id, alice_cookie)
     assert (await post(url(session_id, "messages/"), {"text": "hi"}, alice_cookie))[0] == 202
     await stream.frames_until("run.completed")

@@ -12,9 +12,10 @@ from django_agent_sessions import layers
 from django_agent_sessions.layers.local import LocalChannelLayer
 from django_agent_sessions.layers.postgres import PostgresChannelLayer
 from tests import approval_agent, chat_agent
+from tests.conversations import run_statuses
 from tests.scripted import streamed_reply
 from tests.sse.client import post
-from tests.sse.views_helpers import agent_settings, opened, statuses, url  # noqa: F401
+from tests.sse.views_helpers import agent_settings, opened, url  # noqa: F401
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -43,7 +44,7 @@ async def test_without_channel_layers_runs_stream_inside_the_process(
         ] == 202
     for tab in (stream, watcher):
         assert (await tab.frames_until("run.completed"))[-1]["type"] == "run.completed"
-    assert await statuses(session_id) == ["completed", "completed"]
+    assert await run_statuses(session_id) == ["completed", "completed"]
 
 
 async def test_runs_started_by_posts_leave_no_threads_behind(alice_cookie, session_id):

@@ -8,9 +8,10 @@ import asyncio
 import pytest
 
 from tests import chat_agent
+from tests.conversations import run_statuses
 from tests.scripted import streamed_reply
 from tests.sse.client import EventStream, post
-from tests.sse.views_helpers import agent_settings, opened, statuses, url  # noqa: F401
+from tests.sse.views_helpers import agent_settings, opened, url  # noqa: F401
 from tests.websocket.test_protocol import SERVER, problems
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -46,7 +47,7 @@ async def test_a_run_streams_as_events_with_ids_and_is_history_after(alice_cooki
     _again, history = await opened(session_id, alice_cookie, last_event_id=stream.last_id)
     texts = [item.get("text") for item in history["items"]]
     assert texts == ["Hi", "Hello.", "Weather?", ANSWER]
-    assert await statuses(session_id) == ["completed", "completed"]
+    assert await run_statuses(session_id) == ["completed", "completed"]
 
 
 async def test_closing_the_stream_cancels_nothing(alice_cookie, session_id):
@@ -56,10 +57,10 @@ async def test_closing_the_stream_cancels_nothing(alice_cookie, session_id):
     await stream.frames_until("text.delta")
     await stream.close()
     for _attempt in range(500):
-        if await statuses(session_id) != ["running"]:
+        if await run_statuses(session_id) != ["running"]:
             break
         await asyncio.sleep(0.01)
-    assert await statuses(session_id) == ["completed"]
+    assert await run_statuses(session_id) == ["completed"]
 
 
 async def test_a_stream_opened_mid_run_catches_up(alice_cookie, session_id):

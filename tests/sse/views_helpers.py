@@ -7,7 +7,6 @@ from typing import Any
 
 import pytest
 
-from django_agent_sessions.models import AgentRun
 from tests.sse.client import EventStream
 
 
@@ -18,11 +17,6 @@ def agent_settings(use_agent):
 
 def url(session_id: str, tail: str) -> str:
     return f"/chat/c/{session_id}/{tail}"
-
-
-async def statuses(session_id: str) -> list[str]:
-    query = AgentRun.objects.filter(session__session_id=session_id).order_by("started_at")
-    return [status async for status in query.values_list("status", flat=True)]
 
 
 async def opened(session_id: str, cookie: bytes, **kwargs: Any) -> tuple[EventStream, dict]:

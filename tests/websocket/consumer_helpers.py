@@ -7,7 +7,7 @@ import asyncio
 
 import pytest
 
-from django_agent_sessions.models import AgentRun, AgentSession
+from django_agent_sessions.models import AgentSession
 from django_agent_sessions.websocket import runs
 from tests import chat_agent
 from tests.scripted import streamed_reply
@@ -30,15 +30,6 @@ async def wait_until_idle(session_id: str) -> None:
             return
         await asyncio.sleep(0.02)
     raise AssertionError("the run did not end")
-
-
-async def run_statuses(session_id: str) -> list[str]:
-    return [
-        status
-        async for status in AgentRun.objects.filter(session__session_id=session_id)
-        .order_by("started_at")
-        .values_list("status", flat=True)
-    ]
 
 
 async def two_tabs_mid_run(

@@ -9,8 +9,9 @@ import pytest
 from asgiref.sync import sync_to_async
 
 from django_agent_sessions import DjangoSession
-from django_agent_sessions.models import AgentRun, ToolApproval
+from django_agent_sessions.models import ToolApproval
 from tests import approval_agent, chat_agent
+from tests.conversations import run_statuses
 from tests.scripted import streamed_reply
 from tests.websockets import Socket, login_cookie, of_type
 
@@ -33,11 +34,6 @@ async def _until_waiting(socket: Socket) -> list[dict[str, Any]]:
     return frames
 
 
-async def _statuses(session_id: str) -> list[str]:
-    query = AgentRun.objects.filter(session__session_id=session_id).values_list("status", flat=True)
-    return [status async for status in query]
-
-
 async def test_approve_and_reject_from_two_tabs(alice_cookie, session_id):
     chat_agent.script(two_payments_turn(), streamed_reply(REPLY))
     first = Socket(session_id, alice_cookie)
@@ -54,7 +50,7 @@ async def test_approve_and_reject_from_two_tabs(alice_cookie, session_id):
     assert requests[0]["expires_at"]
     run_id = frames[0]["run_id"]
     assert await first.nothing_more()  # waiting: no end of run
-    assert await _statuses(session_id) == ["waiting"]
+    assert await run_statuses(session_id) == ["waiting"]
 
     second = Socket(session_id, alice_cookie)
     history = await second.open()
@@ -107,7 +103,7 @@ async def test_approve_and_reject_from_two_tabs(alice_cookie, session_id):
     assert seqs == list(range(1, len(seqs) + 1))  # one numbering across the pause
     assert await first.nothing_more()
     assert approval_agent.EXECUTED == ["ann"]
-    assert await _statuses(session_id) == ["completed"]
+    assert await run_statuses(session_id) == ["completed"]
 
     items = await DjangoSession(session_id).get_items()
     kinds = [(i.get("type", "message"), i.get("call_id") or i.get("role")) for i in items]
@@ -155,7 +151,7 @@ async def test_cancel_rejects_the_pending_calls(alice_cookie, session_id):
     assert [(r["call_id"], r["approve"], r["reason"]) for r in resolved] == [
         ("call-bob", False, "cancelled")
     ]
-    assert await _statuses(session_id) == ["cancelled"]
+    assert await run_statuses(session_id) == ["cancelled"]
     assert approval_agent.EXECUTED == []
     # The history stays valid: the next run's model sees every call with an output.
     await socket.say("New question")
@@ -180,7 +176,7 @@ async def test_a_waiting_run_expires(alice_cookie, session_id, settings):
         ("call-ann", "expired"),
         ("call-bob", "expired"),
     }
-    assert await _statuses(session_id) == ["cancelled"]
+    assert await run_statuses(session_id) == ["cancelled"]
     await socket.send({"type": "approval", "call_id": "call-ann", "approve": True})
     assert (await socket.receive())["code"] == "unknown_approval"
     await asyncio.sleep(0)

@@ -16,11 +16,11 @@ from django_agent_sessions.models import AgentSession
 from django_agent_sessions.store import conversations
 from django_agent_sessions.websocket import runs
 from tests import chat_agent
+from tests.conversations import run_statuses
 from tests.scripted import streamed_reply, tool_turn
 from tests.websocket.consumer_helpers import (
     ANSWER,
     agent_settings,  # noqa: F401
-    run_statuses,
 )
 from tests.websockets import Socket, of_type, text_of
 

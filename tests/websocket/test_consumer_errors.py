@@ -7,10 +7,10 @@ import pytest
 
 from django_agent_sessions.models import AgentRun, SessionItem
 from tests import chat_agent
+from tests.conversations import run_statuses
 from tests.scripted import streamed_reply
 from tests.websocket.consumer_helpers import (
     agent_settings,  # noqa: F401
-    run_statuses,
 )
 from tests.websockets import Socket, text_of
 

@@ -11,11 +11,11 @@ from channels.layers import get_channel_layer
 from django_agent_sessions.conf import app_settings
 from django_agent_sessions.websocket import runs
 from tests import chat_agent
+from tests.conversations import run_statuses
 from tests.scripted import streamed_reply
 from tests.websocket.consumer_helpers import (
     ANSWER,
     agent_settings,  # noqa: F401
-    run_statuses,
     two_tabs_mid_run,
     wait_until_idle,
 )

@@ -25,6 +25,7 @@ from django_agent_sessions.models import AgentRun, AgentSession
 from django_agent_sessions.store import runs as store_runs
 from tests import chat_agent
 from tests.asgi import websocket_application
+from tests.conversations import run_statuses
 from tests.scripted import streamed_reply, tool_turn
 from tests.websocket.run_truth_helpers import LONG, agent_settings  # noqa: F401 - fixture
 from tests.websockets import ORIGIN, Socket
@@ -34,15 +35,6 @@ pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("
 # A hang guard: the presence timeout (made short below) plus the run's settling, with a
 # wide margin for a loaded machine. The tests wait for the run's end, not for this.
 GRACE = 5.0
-
-
-async def statuses(session_id: str) -> list[str]:
-    return [
-        status
-        async for status in AgentRun.objects.filter(session__session_id=session_id)
-        .order_by("started_at")
-        .values_list("status", flat=True)
-    ]
 
 
 async def eventually(check: Any, timeout: float) -> bool:
@@ -127,14 +119,14 @@ async def test_a_socket_closing_at_any_point_of_a_run_cancels_it(
         )
         await close_at(point, conversation, alice_cookie)
         assert await eventually(lambda conversation=conversation: _ended(conversation), GRACE), (
-            await statuses(conversation)
+            await run_statuses(conversation)
         )
-        assert await statuses(conversation) == ["cancelled"], (attempt, point)
+        assert await run_statuses(conversation) == ["cancelled"], (attempt, point)
     chat_agent.tool_gate.set()
 
 
 async def _ended(session_id: str) -> bool:
-    found = await statuses(session_id)
+    found = await run_statuses(session_id)
     return bool(found) and "running" not in found
 
 
@@ -144,7 +136,7 @@ async def test_the_consumer_survives_a_refused_send_and_still_cleans_up(alice_co
     assert server.refused >= 1  # the situation of the bug report did happen
     # disconnect() ran: the run learnt that nobody watches and was cancelled.
     assert await eventually(lambda: _ended(session_id), GRACE)
-    assert await statuses(session_id) == ["cancelled"]
+    assert await run_statuses(session_id) == ["cancelled"]
 
 
 # 2. A run whose worker died ends visibly ----------------------------------------------
