@@ -7,7 +7,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from django_agent_sessions.models import AgentRun, AgentSession, ToolApproval
-from tests.admin_helpers import staff
+from tests.admin.helpers import staff
 
 pytestmark = pytest.mark.django_db
 CHANGELIST = reverse("admin:django_agent_sessions_toolapproval_changelist")

@@ -10,14 +10,12 @@ from django.contrib.auth.models import User
 from django.urls import reverse
 
 from django_agent_sessions.models import SessionItem
-from tests.admin_helpers import (  # noqa: F401  (the fixtures)
+from tests.admin.helpers import (
     CHANGELIST,
     action,
     change_url,
     delete_url,
-    deleter_client,
     staff,
-    viewer_client,
 )
 from tests.conversations import add_many_items, make_conversation, transcript_items
 

@@ -8,7 +8,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from django_agent_sessions.models import AgentSession, SessionItem
-from tests.admin_helpers import action, delete_url, deleter_client  # noqa: F401  (the fixture)
+from tests.admin.helpers import action, delete_url
 from tests.conversations import add_many_items, item_selects, make_conversation, transcript_items
 
 pytestmark = pytest.mark.django_db

@@ -1,8 +1,7 @@
-"""Users, logged-in clients and URLs for the conversation admin's tests."""
+"""Staff users, URLs and actions for the conversation admin's tests."""
 
 from __future__ import annotations
 
-import pytest
 from django.contrib.auth.models import Permission, User
 from django.urls import reverse
 
@@ -27,31 +26,6 @@ def staff(username: str, *codenames: str) -> User:
         )
     )
     return user
-
-
-# Test modules import these by their function names; tests ask for them by fixture name.
-
-
-@pytest.fixture(name="viewer")
-def viewer_client(client):
-    client.force_login(staff("viewer", "view_agentsession"))
-    return client
-
-
-@pytest.fixture(name="deleter")
-def deleter_client(client):
-    user = staff(
-        "deleter", "view_agentsession", "delete_agentsession", "view_sessionitem",
-        "delete_sessionitem",
-    )  # fmt: skip
-    client.force_login(user)
-    return client
-
-
-@pytest.fixture(name="superuser")
-def superuser_client(client):
-    client.force_login(User.objects.create_superuser("root", "root@example.com", "pw"))
-    return client
 
 
 def action(client, name: str, conversations: list[AgentSession], **extra: str):

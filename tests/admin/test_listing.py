@@ -8,7 +8,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from django_agent_sessions.models import AgentSession
-from tests.admin_helpers import CHANGELIST, superuser_client  # noqa: F401  (the fixture)
+from tests.admin.helpers import CHANGELIST
 from tests.conversations import make_conversation, transcript_items
 
 pytestmark = pytest.mark.django_db

@@ -9,7 +9,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from django_agent_sessions.models import AgentRun, AgentSession, SessionItem
-from tests.admin_helpers import staff
+from tests.admin.helpers import staff
 
 pytestmark = pytest.mark.django_db
 

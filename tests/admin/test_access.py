@@ -6,14 +6,12 @@ import pytest
 from django.urls import reverse
 
 from django_agent_sessions.models import SessionItem
-from tests.admin_helpers import (  # noqa: F401  (the fixtures)
+from tests.admin.helpers import (
     CHANGELIST,
     action,
     change_url,
     delete_url,
     staff,
-    superuser_client,
-    viewer_client,
 )
 from tests.conversations import make_conversation, transcript_items
 

@@ -13,9 +13,8 @@ from django.db import DatabaseError, connection
 from django.utils import timezone
 
 from django_agent_sessions.models import AgentRun, AgentSession, SessionItem
-from tests.chat_views_helpers import (  # noqa: F401  (the fixture)
+from tests.chat.helpers import (
     add,
-    alice_user,
     items_of,
     logged_in,
     url,

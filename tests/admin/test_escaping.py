@@ -6,12 +6,11 @@ import json
 
 import pytest
 
-from tests.admin_helpers import (  # noqa: F401  (the fixture)
+from tests.admin.helpers import (
     CHANGELIST,
     action,
     change_url,
     delete_url,
-    superuser_client,
 )
 from tests.conversations import XSS_IMG, XSS_SCRIPT, add_many_items, make_conversation, xss_items
 

@@ -1,19 +1,12 @@
-"""Users, clients, items and URLs for the packaged chat's view tests."""
+"""Clients, items and URLs for the packaged chat's view tests."""
 
 from __future__ import annotations
 
-import pytest
 from asgiref.sync import async_to_sync
 from django.test import Client
 from django.urls import reverse
 
 from django_agent_sessions import DjangoSession
-
-
-# Test modules import this by its function name; tests ask for it by fixture name.
-@pytest.fixture(name="alice")
-def alice_user(make_user):
-    return make_user("alice")
 
 
 def logged_in(user) -> Client:

@@ -7,7 +7,7 @@ from django.contrib.auth.models import User
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from tests.admin_helpers import change_url, viewer_client  # noqa: F401  (the fixture)
+from tests.admin.helpers import change_url
 from tests.conversations import add_many_items, item_selects, make_conversation, transcript_items
 
 pytestmark = pytest.mark.django_db
