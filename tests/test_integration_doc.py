@@ -13,7 +13,6 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-import socket
 import subprocess
 import time
 import urllib.error
@@ -26,6 +25,7 @@ import pytest
 
 from tests.browser import axe_violations, browser, save_screenshot  # noqa: F401
 from tests.checkout import repository_copy
+from tests.services import free_port
 
 # Installing into a new virtual environment takes a minute on an idle 2-core machine and
 # more than the suite's 120 s default beside other work: the install has its own bound.
@@ -98,12 +98,6 @@ def install_as_the_guide_says(
     )
     assert done.returncode == 0, f"the install block failed:\n{done.stdout}\n{done.stderr}"
     return Path(done.stdout.strip().splitlines()[-1])
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 def run(cwd: Path, env: dict[str, str], *args: str) -> str:

@@ -18,13 +18,13 @@ from typing import Any
 import pytest
 
 from tests.browser import browser, save_screenshot  # noqa: F401
+from tests.services import free_port
 from tests.test_integration_doc import (
     INSTALL_TIMEOUT,
     PASSWORD,
     REPO_ROOT,
     USERNAME,
     apply_blocks,
-    free_port,
     fresh_environment,
     guide_blocks,
     install_as_the_guide_says,

@@ -15,7 +15,6 @@ import http.cookiejar
 import os
 import re
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -29,17 +28,12 @@ import pytest
 from example_project.tests.live import LiveSocket
 from example_project.tests.servers import wait_until_serving
 from tests.checkout import repository_copy
+from tests.services import free_port
 
 # A new virtual environment with every dependency, from pip's cache: about a minute here.
 START_TIMEOUT = 300.0
 
 pytestmark = pytest.mark.once
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 class RunCommand:

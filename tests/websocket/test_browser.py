@@ -11,6 +11,7 @@ import pytest
 
 from tests.browser import launched_chromium, save_screenshot
 from tests.processes import REPO_ROOT, worker_env
+from tests.services import free_port
 from tests.websockets import login_cookie
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.browser, pytest.mark.once]
@@ -30,12 +31,6 @@ window.framesOf = (name, type) => window[name].frames.filter((f) => f.type === t
 # How a browser reports a close whose handshake did not finish (see the anonymous test).
 ABNORMAL_CLOSURE = 1006
 REFUSAL_ATTEMPTS = 3
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 @pytest.fixture
