@@ -45,7 +45,7 @@ DaphneServer.protocol_connected = _track  # type: ignore[method-assign]
 
 
 def buffers() -> dict[str, Any]:
-    from django_agent_sessions.websocket import runs
+    from django_agent_sessions.streaming import runs
 
     held: dict[str, dict[str, int]] = {}
     for protocol in list(_protocols):

@@ -1,6 +1,6 @@
 """System checks of the settings and databases. Ids are stable:
 ``django_agent_sessions.E0xx`` / ``W0xx`` (the streaming wing's, E010+/W010+, are in
-``websocket/checks.py``). Values are read through ``app_settings``, as the app reads them.
+``streaming/checks.py``). Values are read through ``app_settings``, as the app reads them.
 """
 
 from __future__ import annotations

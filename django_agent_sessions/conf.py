@@ -66,9 +66,17 @@ DEFAULTS: dict[str, Any] = {
     # A socket that joins a run of another worker asks it for a snapshot; unanswered
     # within this time, it asks again (three times), then shows the stored history.
     "CATCHUP_TIMEOUT_SECONDS": 1.0,
-    # An event missing from a run's sequence is waited for this long, then skipped (the
-    # completed item repairs the text it carried).
+    # An event missing from a run's sequence is waited for this long; then the tab asks
+    # the run where it stands (or reads the stored outcome) and shows that.
     "GAP_TIMEOUT_SECONDS": 0.5,
+    # A tab that has heard nothing of the run it follows for this long asks the run
+    # (or, for a run that waits for approvals, the database) whether it missed
+    # anything: a lost end or decision is shown within this plus CATCHUP_TIMEOUT_SECONDS.
+    "FOLLOW_CHECK_SECONDS": 5.0,
+    # How long a tab's receive keeps waiting for the channel layer to come back (a Redis
+    # restart) before its socket closes (the page then reconnects). Runs never fail for
+    # the layer: what it loses, tabs recover.
+    "LAYER_OUTAGE_SECONDS": 30.0,
     # How long a stopped run may take to finish the database write it has in flight.
     "SETTLE_SECONDS": 10.0,
     # While a process has sockets, it looks this often (and at least every

@@ -4,8 +4,8 @@ Used by ``tests/test_architecture.py`` to hold the layout of ``docs/architecture
 and run as ``python -m tests.import_graph`` to print the graph in Graphviz's DOT
 language (``bin/import-graph`` draws ``docs/images/architecture.svg`` from it).
 
-A *room* is a top-level module of the package or one of its subpackages
-(``websocket``, ``store``, ``admin``, ``transfer``, ``management``, ``migrations``).
+A *room* is a top-level module of the package or one of its subpackages (``streaming``,
+``websocket``, ``sse``, ``store``, ``admin``, ``transfer``, ``management``, ``migrations``).
 """
 
 from __future__ import annotations
@@ -106,7 +106,7 @@ def dot() -> Iterator[str]:
     yield "digraph rooms {"
     yield '  rankdir=TB; node [shape=box, fontname="Helvetica", fontsize=11];'
     for room in sorted(rooms):
-        shape = ', style="rounded,filled", fillcolor="#dbe8f5"' if room == "websocket" else ""
+        shape = ', style="rounded,filled", fillcolor="#dbe8f5"' if room == "streaming" else ""
         yield f'  "{room}" [label="{room}\\n{lines_of_code(room)} lines"{shape}];'
     for room in sorted(rooms):
         for target in sorted(rooms[room]):

@@ -18,7 +18,7 @@ from agents import Agent  # noqa: E402
 from channels.layers import get_channel_layer  # noqa: E402
 
 from django_agent_sessions import DjangoSession  # noqa: E402
-from django_agent_sessions.websocket import runs, tasks  # noqa: E402
+from django_agent_sessions.streaming import runs, tasks  # noqa: E402
 from tests.scripted import ScriptedModel, streamed_reply  # noqa: E402
 
 REPLY = "A reply from another worker process, streamed slowly through Redis. " * 4

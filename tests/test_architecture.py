@@ -1,6 +1,7 @@
-"""The layout of ``docs/architecture.md`` holds: arrows point one way, the websocket
-wing is entered only through its public paths, ``store`` owns the database, SQL text
-lives in one module, no module is over 300 lines, and the document lists what exists."""
+"""The layout of ``docs/architecture.md`` holds: arrows point one way, the transports are
+thin and share one transport-neutral package (``streaming/``) that imports neither of
+them, ``store`` owns the database, SQL text lives in one module, no module is over 300
+lines, and the document lists what exists."""
 
 from __future__ import annotations
 
@@ -11,24 +12,21 @@ from pathlib import Path
 from tests import import_graph
 from tests.import_graph import PACKAGE, PACKAGE_DIR
 
-WING = f"{PACKAGE}.websocket"
-# What the consumer may use besides its own wing: the app's public API, and opening a
-# conversation (the only store operation a transport makes itself).
+SHARED = f"{PACKAGE}.streaming"
+TRANSPORT_PACKAGES = [f"{PACKAGE}.websocket", f"{PACKAGE}.sse"]
+# What a transport may use besides its own package and the shared one: the app's public
+# API, the HTTP streams' channel layers, and one hop for the HTTP visitor's lookup.
 PUBLIC_API = {PACKAGE, f"{PACKAGE}.conf", f"{PACKAGE}.exceptions"}
-CONSUMER_STORE = {f"{PACKAGE}.store.conversations"}
-# Who may import the wing: the app config (its checks), the public re-exports and the
-# sweep command.
-WING_DOORS = {
+TRANSPORT_EXTRAS = {f"{PACKAGE}.layers", f"{PACKAGE}.store.hops"}
+# Who may import the shared package: the transports, the app config (its checks), the
+# public re-export of the consumer and the sweep command.
+SHARED_DOORS = {
     f"{PACKAGE}.apps",
     f"{PACKAGE}.consumers",
-    f"{PACKAGE}.routing",
     f"{PACKAGE}.management.commands.agent_sessions_sweep",
-    # The HTTP transport: the same runs over Server-Sent Events and POSTs.
-    f"{PACKAGE}.sse.stream",
-    f"{PACKAGE}.sse.views",
-    f"{PACKAGE}.sse.visitor",
-    f"{PACKAGE}.sse.framing",
 }
+# The websocket transport is its consumer and routes; everything else is shared.
+WEBSOCKET_MODULES = {"__init__", "consumer", "routing"}
 # The transports (and the chat page's views): they decode, authorise, call and encode.
 TRANSPORTS = [PACKAGE_DIR / "websocket", PACKAGE_DIR / "sse", PACKAGE_DIR / "chat"]
 # What only store/ (and the models' own managers) may do with the ORM.
@@ -46,19 +44,43 @@ def test_modules_and_rooms_import_without_cycles():
     assert import_graph.cycles(import_graph.room_graph()) == []
 
 
-def test_the_consumer_imports_only_its_wing_and_the_public_api():
-    imported = import_graph.graph()[f"{WING}.consumer"]
-    outside = {m for m in imported if not m.startswith(WING)} - PUBLIC_API - CONSUMER_STORE
-    assert outside == set()
+def _in(module: str, package: str) -> bool:
+    return module == package or module.startswith(package + ".")
 
 
-def test_the_wing_is_entered_only_through_its_public_paths():
+def test_the_transports_import_only_the_shared_package_and_the_public_api():
+    graph = import_graph.graph()
+    for transport in TRANSPORT_PACKAGES:
+        imported = {t for m, targets in graph.items() if _in(m, transport) for t in targets}
+        outside = {t for t in imported if not _in(t, transport) and not _in(t, SHARED)} - PUBLIC_API
+        assert outside - TRANSPORT_EXTRAS == set(), transport
+
+
+def test_the_shared_package_imports_neither_transport():
+    graph = import_graph.graph()
+    crossing = {
+        (module, target)
+        for module, targets in graph.items()
+        if _in(module, SHARED)
+        for target in targets
+        if any(_in(target, transport) for transport in TRANSPORT_PACKAGES)
+    }
+    assert crossing == set()
+
+
+def test_the_shared_package_is_entered_only_through_its_doors():
     entering = {
         module
         for module, targets in import_graph.graph().items()
-        if not module.startswith(WING) and any(t.startswith(WING) for t in targets)
+        if not _in(module, SHARED) and any(_in(t, SHARED) for t in targets)
     }
-    assert entering <= WING_DOORS
+    transports = {m for m in entering if any(_in(m, t) for t in TRANSPORT_PACKAGES)}
+    assert entering - transports <= SHARED_DOORS
+
+
+def test_the_websocket_transport_is_its_consumer_and_routes():
+    modules = {path.stem for path in (PACKAGE_DIR / "websocket").glob("*.py")}
+    assert modules <= WEBSOCKET_MODULES
 
 
 def test_sql_text_lives_in_store_statements_only():
@@ -109,14 +131,14 @@ def test_transports_leave_the_database_to_store():
     assert offenders == []
 
 
-def test_the_architecture_doc_lists_every_module_of_the_wing():
+def test_the_architecture_doc_lists_every_module_of_the_shared_package():
     text = ARCHITECTURE_DOC.read_text()
-    table = text[text.index("**`websocket/`**") :].split("\n\n**")[0]
+    table = text[text.index("**`streaming/`**") :].split("\n\n**")[0]
     rows = re.findall(r"^\| ((?:`\w+\.py`(?:, )?)+)", table, re.M)
     listed = {name for row in rows for name in re.findall(r"`(\w+)\.py`", row)}
-    modules = {path.stem for path in (PACKAGE_DIR / "websocket").glob("*.py")} - {"__init__"}
-    assert modules - listed == set(), "modules of the wing missing from docs/architecture.md"
-    assert listed & {"records", "approvals", "waiting", "inbox", "closing"} == set()
+    modules = {path.stem for path in (PACKAGE_DIR / "streaming").glob("*.py")} - {"__init__"}
+    assert modules - listed == set(), "modules of streaming/ missing from docs/architecture.md"
+    assert listed - modules == set(), "docs/architecture.md lists modules streaming/ lacks"
 
 
 def test_the_architecture_picture_is_current():

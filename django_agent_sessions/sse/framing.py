@@ -11,7 +11,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from django_agent_sessions.websocket import wire
+from django_agent_sessions.streaming import wire
 
 HEARTBEAT = ": ping\n\n"
 # How long the browser waits before reconnecting a stream that ended, in milliseconds:

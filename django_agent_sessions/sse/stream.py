@@ -1,9 +1,9 @@
 """One browser's stream of a conversation: its ``history`` frame, then its live events.
 
-An ``EventStream`` is to an HTTP response what the consumer is to a socket, with the
-wing's own parts: ``Groups`` (the conversation's groups), ``SocketIO`` (one inbox for
-the channel layer's messages and this process's runs') and ``Relay`` (history, catch-up,
-ordered events). A task follows the conversation and queues frames; the response's
+An ``EventStream`` is to an HTTP response what the consumer is to a socket: a
+``streaming.Follower`` follows the conversation, fed by a ``SocketIO`` (one inbox for
+the channel layer's messages and this process's runs'). A task follows the conversation
+and queues frames; the response's
 generator writes them, a heartbeat when there is nothing to write, and ends the stream
 after ``SSE_STREAM_SECONDS`` (the browser reconnects at once and gets a fresh
 ``history``), so that no response lives forever across deploys.
@@ -25,11 +25,9 @@ from typing import Any
 from django_agent_sessions.conf import app_settings
 from django_agent_sessions.exceptions import SessionOwnershipError
 from django_agent_sessions.sse import framing
-from django_agent_sessions.sse.visitor import HttpVisitor
-from django_agent_sessions.websocket import groups, history, layer, lost
-from django_agent_sessions.websocket.groups import Groups
-from django_agent_sessions.websocket.relay import Relay
-from django_agent_sessions.websocket.socket_io import SocketIO
+from django_agent_sessions.streaming.follower import Follower
+from django_agent_sessions.streaming.socket_io import SocketIO
+from django_agent_sessions.streaming.visitor import Visitor
 
 logger = logging.getLogger(__name__)
 
@@ -44,23 +42,23 @@ class EventStream:
     the garbage collector when the client leaves while a write is in flight).
     """
 
-    def __init__(self, visitor: HttpVisitor) -> None:
+    def __init__(self, visitor: Visitor) -> None:
         self.visitor = visitor
         self.channel_layer = visitor.channel_layer
-        self.channel_name = ""
-        self.conversation_pk = visitor.conversation_pk
+        # A channel of its own, as a run's control channel (see ``runs.ActiveRun.join``):
+        # channels_redis multiplexes new_channel() channels over one receive, which a
+        # closing stream's cancelled receive can make lose another stream's message.
+        self.channel_name = f"agent_sessions.stream.{uuid.uuid4().hex}"
         self.io = SocketIO()
-        self.membership = Groups(self, self.io)
-        self.relay = Relay(self)
+        self.io.layer_receive = functools.partial(self.channel_layer.receive, self.channel_name)
+        self.follower = Follower(
+            visitor, channel_name=self.channel_name, io=self.io, send=self.send_json
+        )
         self._out: asyncio.Queue[str | None] = asyncio.Queue()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._tasks: list[asyncio.Task[None]] = []
         self._closing: asyncio.Task[None] | None = None
         self._closed = False
-
-    @property
-    def user(self) -> Any:
-        return self.visitor.user
 
     async def send_json(self, content: Any) -> None:
         self._out.put_nowait(framing.event_text(content))
@@ -81,12 +79,6 @@ class EventStream:
 
     async def _chunks(self) -> AsyncIterator[str]:
         loop = self._loop = asyncio.get_running_loop()
-        # A channel of its own, as a run's control channel (see ``runs.ActiveRun.join``):
-        # channels_redis multiplexes new_channel() channels over one receive, which a
-        # closing stream's cancelled receive can make lose another stream's message.
-        self.channel_name = f"agent_sessions.stream.{uuid.uuid4().hex}"
-        self.io.layer_receive = functools.partial(self.channel_layer.receive, self.channel_name)
-        lost.sweeper.acquire(self.channel_layer)
         # Following does the stream's database work: in a context of its own, so that it
         # shares asgiref's one thread and connection (see ``views.detached``).
         follower = contextvars.Context().run(loop.create_task, self._follow())
@@ -122,18 +114,9 @@ class EventStream:
 
     async def _follow(self) -> None:
         try:
-            conversation_pk = self.conversation_pk
-            if conversation_pk is None:
-                conversation_pk = await self.membership.wait_for_creation(
-                    self.visitor.session_id, self.visitor.owner_id
-                )
-            if conversation_pk is None:
-                await history.send_empty_frame(self.send_json)
-            else:
-                await self._join(conversation_pk)
-                await self.relay.send_history()
+            await self.follower.open()
             while True:
-                await self._handle(await self.io.next_message())
+                await self.follower.handle(await self.io.next_message())
         except asyncio.CancelledError:
             raise
         except SessionOwnershipError:
@@ -142,48 +125,13 @@ class EventStream:
             logger.exception("A conversation's stream failed; it ends (the browser reconnects).")
         self._out.put_nowait(_END)
 
-    async def _join(self, conversation_pk: int) -> None:
-        self.conversation_pk = conversation_pk
-        await self.membership.join(conversation_pk)
-
-    async def _handle(self, message: dict[str, Any]) -> None:
-        """A channel-layer message (or this process's run's), as the consumer's handlers."""
-        kind = message.get("type")
-        if kind == "agent.event":
-            await self.relay.on_event(message)
-        elif kind == "agent.snapshot":
-            await self.relay.on_snapshot(message["snapshot"])
-        elif kind == "agent.catchup_timeout":
-            await self.relay.on_catchup_timeout()
-        elif kind == "agent.expire":
-            await self.relay.on_expire()
-        elif kind == "agent.presence":
-            here = {"type": "agent.here"}
-            await layer.retrying(self.channel_layer.send, message["reply_to"], here)
-        elif kind == "agent.resync" and self.conversation_pk is not None:
-            await self.relay.send_history()  # the layer lost messages (layers.postgres)
-        elif kind == "agent.created" and self.conversation_pk is None:
-            await self._on_created(message)
-
-    async def _on_created(self, message: dict[str, Any]) -> None:
-        """As the consumer's ``agent_created``."""
-        await self._join(int(message["conversation_pk"]))
-        if not groups.joined_from_start(message):
-            await self.relay.send_history(unless_empty=True)
-
     async def _close(self) -> None:
         if self._closed:
             return
         self._closed = True
         for task in self._tasks:
             task.cancel()
-        self.relay.stop()
-        self.io.gone = True
-        if self._tasks:  # it acquired the sweeper
-            lost.sweeper.release()
         try:
-            await self.membership.leave(tell_the_run=False)
+            await self.follower.close(tell_the_run=False)
         except Exception:
             logger.warning("A closed stream could not leave its groups.", exc_info=True)
-        finally:
-            self.io.close()

@@ -29,8 +29,9 @@ from django.views.decorators.http import require_GET, require_POST
 from django_agent_sessions.conf import app_settings
 from django_agent_sessions.exceptions import SessionOwnershipError
 from django_agent_sessions.sse.stream import EventStream
-from django_agent_sessions.sse.visitor import HttpVisitor, Refused, visitor_for
-from django_agent_sessions.websocket import actions, frames, history
+from django_agent_sessions.sse.visitor import Refused, visitor_for
+from django_agent_sessions.streaming import actions, frames, history
+from django_agent_sessions.streaming.visitor import Visitor
 
 _T = TypeVar("_T")
 logger = logging.getLogger(__name__)
@@ -100,7 +101,7 @@ async def older(request: HttpRequest, session_id: str) -> HttpResponse:
     return JsonResponse(page[0])
 
 
-Action = Callable[[HttpVisitor, dict[str, Any]], Coroutine[Any, Any, None]]
+Action = Callable[[Visitor, dict[str, Any]], Coroutine[Any, Any, None]]
 
 
 async def _frame(

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -78,12 +78,14 @@ class Decided:
     run_id: str
     call_id: str
     approve: bool
+    seq: int  # of its ``approval.resolved``: a decision is one of the run's events
     resume: Resume | None = None
 
 
 @dataclass(frozen=True)
 class Ended:
-    """A waiting run that was ended: the calls rejected and the last event's seq."""
+    """A waiting run that was ended: the calls rejected (their ``approval.resolved``
+    numbered ``seq + 1`` on, in this order) and the seq of the event before them."""
 
     run_pk: int
     run_id: str
@@ -173,11 +175,14 @@ def decide(
         )
         if not claimed:
             return None
+        # The decision is numbered in the run's sequence, so a tab that misses it sees
+        # a gap (and recovers) instead of keeping stale buttons.
+        run["event_seq"] += 1
+        AgentRun.objects.filter(pk=run["pk"]).update(event_seq=run["event_seq"])
+        decided = Decided(str(run["run_id"]), call_id, approve, run["event_seq"])
         if ToolApproval.objects.filter(run_id=run["pk"], decision__isnull=True).exists():
-            return Decided(str(run["run_id"]), call_id, approve)
-        return Decided(
-            str(run["run_id"]), call_id, approve, _claim(session_pk, run, now, lease_seconds)
-        )
+            return decided
+        return replace(decided, resume=_claim(session_pk, run, now, lease_seconds))
 
 
 def _claim(session_pk: int, run: dict[str, Any], now: datetime, lease_seconds: float) -> Resume:
@@ -229,15 +234,17 @@ def end_waiting(
         found = run.first()
         if found is None or (only_overdue and (found["approval_expires_at"] or now) >= now):
             return None
+        undecided = ToolApproval.objects.filter(run_id=found["pk"], decision__isnull=True)
+        pending_ids = list(undecided.order_by("pk").values_list("call_id", flat=True))
         AgentRun.objects.filter(pk=found["pk"]).update(
             status=AgentRun.Status.CANCELLED,
             state="",
             finished_at=now,
             lease_expires_at=now,
             approval_expires_at=None,
+            # Each rejection's approval.resolved, then the terminal event.
+            event_seq=found["event_seq"] + len(pending_ids) + 1,
         )
-        undecided = ToolApproval.objects.filter(run_id=found["pk"], decision__isnull=True)
-        pending_ids = list(undecided.values_list("call_id", flat=True))
         undecided.update(decision=ToolApproval.Decision.REJECTED, reason=reason, decided_at=now)
         close_open_calls(session_pk, found["pk"], using, text=REJECTION_OUTPUT)
         mark_last_item(session_pk, found["pk"])

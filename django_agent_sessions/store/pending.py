@@ -5,6 +5,7 @@ The writes (pause, decide, end) are ``store.approvals``'s.
 
 from __future__ import annotations
 
+import uuid
 from dataclasses import dataclass
 from typing import Any
 
@@ -105,3 +106,15 @@ def overdue_conversations(limit: int = 50) -> list[int]:
     """Conversations whose waiting run is past its expiry, for the sweep."""
     rows = AgentRun.objects.filter(status=WAITING, approval_expires_at__lt=timezone.now())
     return list(rows.values_list("session_id", flat=True)[:limit])
+
+
+@hop
+def progress(run_id: str) -> tuple[str, int] | None:
+    """A run's status and the seq of its last recorded event (a waiting run's last
+    request or decision), for a tab that checks whether it missed any; None if unknown."""
+    try:
+        key = uuid.UUID(run_id)
+    except ValueError:
+        return None
+    found = AgentRun.objects.filter(run_id=key).values_list("status", "event_seq").first()
+    return None if found is None else (str(found[0]), int(found[1]))

@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from types import SimpleNamespace
 
 import pytest
+from django.contrib.auth.models import User
 
 from django_agent_sessions import layers
 from django_agent_sessions.sse.stream import EventStream
-from django_agent_sessions.websocket import lost
+from django_agent_sessions.streaming import lost
+from django_agent_sessions.streaming.visitor import Visitor
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -19,10 +20,8 @@ pytestmark = pytest.mark.django_db(transaction=True)
 async def test_close_from_another_thread_leaves_the_groups_and_the_sweeper(settings):
     settings.CHANNEL_LAYERS = {}
     layer = layers.local_layer()
-    visitor = SimpleNamespace(
-        channel_layer=layer, conversation_pk=None, session_id="new-id", owner_id=1, user=None
-    )
-    stream = EventStream(visitor)  # type: ignore[arg-type]
+    visitor = Visitor(await _user(), "new-id", scope={}, channel_layer=layer)
+    stream = EventStream(visitor)
     chunks = aiter(stream)
     assert (await anext(chunks)).startswith("retry:")
     assert "event: history" in await anext(chunks)  # the follower waits in its group now
@@ -42,3 +41,7 @@ async def test_close_from_another_thread_leaves_the_groups_and_the_sweeper(setti
     assert all(task.done() for task in stream._tasks)
     await chunks.aclose()  # and the generator's own end changes nothing more
     assert lost.sweeper._holders == holders - 1
+
+
+async def _user() -> User:
+    return await User.objects.acreate(username="alice")

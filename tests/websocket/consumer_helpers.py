@@ -8,7 +8,7 @@ import asyncio
 import pytest
 
 from django_agent_sessions.models import AgentSession
-from django_agent_sessions.websocket import runs
+from django_agent_sessions.streaming import runs
 from tests import chat_agent
 from tests.scripted import streamed_reply
 from tests.websockets import Socket

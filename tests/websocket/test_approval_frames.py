@@ -81,6 +81,8 @@ async def test_approve_and_reject_from_two_tabs(alice_cookie, session_id):
         assert resolved == {
             "type": "approval.resolved",
             "run_id": run_id,
+            # A decision is one of the run's events: numbered after the requests.
+            "seq": requests[-1]["seq"] + 1,
             "call_id": "call-bob",
             "approve": False,
         }

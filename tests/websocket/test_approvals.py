@@ -20,7 +20,7 @@ from django_agent_sessions import DjangoSession
 from django_agent_sessions.models import AgentRun, AgentSession, ToolApproval
 from django_agent_sessions.store import approvals, pending
 from django_agent_sessions.store import runs as store_runs
-from django_agent_sessions.websocket import paused
+from django_agent_sessions.streaming import paused
 from tests.approval_agent import payment_agent, two_payments
 from tests.processes import REPO_ROOT, worker_env
 
@@ -260,7 +260,9 @@ def test_cancel_ends_a_waiting_run_once(session_id: str) -> None:
     ended = approvals.end_waiting.sync(session_pk, reason="cancelled")
     assert ended is not None
     assert ended.call_ids == ["call-bob"]
-    assert ended.seq == 7
+    assert ended.seq == 8  # the requests' 7, then the decision on call-ann
+    # Then the rejection of call-bob (9) and the run's end (10).
+    assert AgentRun.objects.get(pk=run_pk).event_seq == 10
     assert approvals.end_waiting.sync(session_pk, reason="cancelled") is None
     rows = {r.call_id: (r.decision, r.reason) for r in ToolApproval.objects.filter(run_id=run_pk)}
     assert rows == {"call-ann": ("approved", ""), "call-bob": ("rejected", "cancelled")}

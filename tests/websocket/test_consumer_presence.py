@@ -9,7 +9,7 @@ import pytest
 from channels.layers import get_channel_layer
 
 from django_agent_sessions.conf import app_settings
-from django_agent_sessions.websocket import runs
+from django_agent_sessions.streaming import runs
 from tests import chat_agent
 from tests.conversations import run_statuses
 from tests.scripted import streamed_reply

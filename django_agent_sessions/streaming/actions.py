@@ -1,0 +1,123 @@
+"""What a visitor's client frames do, whichever transport carried them.
+
+The websocket consumer and the HTTP stream's POST views both decode a frame, then call
+one function here: ``send_message`` (start a run), ``decide`` (a tool call's approval)
+or ``cancel``. Each raises ``frames.BadFrame`` with the wire's error code for what the
+client is told, and lets ``SessionOwnershipError`` through (a transport refuses the
+visitor its own way: a close code, a 403).
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+from typing import Any, Protocol
+
+from agents import Agent
+from django.utils.translation import gettext as _
+
+from django_agent_sessions import DjangoSession
+from django_agent_sessions.exceptions import SessionOwnershipError
+from django_agent_sessions.streaming import frames, lifecycle, ratelimit, runs, tasks
+
+logger = logging.getLogger(__name__)
+
+
+class Participant(Protocol):
+    """A visitor in one conversation, as a transport knows them."""
+
+    channel_layer: Any
+    conversation_pk: int | None  # None until the conversation exists
+    session_id: str  # the stored conversation id
+    anonymous: bool
+
+    @property
+    def user(self) -> Any: ...
+
+    async def get_agent(self) -> Agent[Any]: ...
+
+    def get_run_context(self, session: DjangoSession) -> Any: ...
+
+    def rate_limit_key(self) -> str: ...
+
+    async def create_conversation(self) -> None:
+        """Create the conversation (owned by the visitor) and set ``conversation_pk``."""
+
+
+async def send_message(visitor: Participant, content: dict[str, Any]) -> None:
+    """A ``user_message``: start a run answering it."""
+    frame = frames.user_message(content)
+    if visitor.conversation_pk is not None:
+        if runs.local_run(visitor.conversation_pk) is not None:
+            raise frames.busy(frame.client_id)
+        await lifecycle.expire_overdue(visitor.channel_layer, visitor.conversation_pk, visitor.user)
+    # Counted here, where writing begins: connecting writes nothing, so is not counted.
+    retry_after = await ratelimit.retry_after(visitor.rate_limit_key())
+    if retry_after is not None:
+        message = _("Too many messages; wait a moment.")
+        raise frames.BadFrame("rate_limited", message, frame.client_id, retry_after=retry_after)
+    try:
+        if visitor.conversation_pk is None:
+            await visitor.create_conversation()
+        request = await run_request(visitor, frame.text, frame.client_id)
+        active = await tasks.start(request, channel_layer=visitor.channel_layer)
+    except SessionOwnershipError:
+        raise  # someone else created this id since the visitor opened it
+    except Exception:
+        # A broken agent factory or an unreachable database: the browser learns that
+        # nothing started, the details go to the log, and the connection stays usable.
+        logger.exception("Could not start an agent run.")
+        message = _("The assistant is not available.")
+        raise frames.BadFrame("unavailable", message, frame.client_id) from None
+    if active is None:
+        raise frames.busy(frame.client_id)
+
+
+async def run_request(visitor: Participant, text: str, client_id: str = "") -> runs.RunRequest:
+    assert visitor.conversation_pk is not None
+    agent = await visitor.get_agent()
+    owner = None if visitor.anonymous else visitor.user
+    session = DjangoSession(visitor.session_id, owner=owner)
+    return runs.RunRequest(
+        agent=agent,
+        text=text,
+        session=session,
+        context=visitor.get_run_context(session),
+        conversation_pk=visitor.conversation_pk,
+        session_id=visitor.session_id,
+        user=visitor.user,
+        client_id=client_id,
+    )
+
+
+async def decide(visitor: Participant, content: dict[str, Any]) -> None:
+    """An ``approval``: a decision on a tool call the conversation's waiting run asks about."""
+    frame = frames.approval(content)
+    found = False
+    try:
+        if visitor.conversation_pk is not None:  # else not created yet: nothing waits
+            found = await tasks.decide(
+                functools.partial(run_request, visitor, ""),
+                visitor.conversation_pk,
+                frame.call_id,
+                approve=frame.approve,
+                message=frame.message,
+                user=visitor.user,
+                user_id=None if visitor.anonymous else visitor.user.pk,
+                channel_layer=visitor.channel_layer,
+            )
+    except Exception:
+        logger.exception("Could not record an approval decision.")
+        raise frames.BadFrame("unavailable", _("The assistant is not available.")) from None
+    if not found:
+        message = _("There is no pending approval with this call id.")
+        raise frames.BadFrame("unknown_approval", message)
+
+
+async def cancel(visitor: Participant, content: dict[str, Any]) -> None:
+    """A ``cancel``: stop the conversation's run (only ``run_id``, when given)."""
+    run_id = frames.cancel(content)
+    if visitor.conversation_pk is not None:  # else nothing was ever started here
+        await lifecycle.cancel(
+            visitor.channel_layer, visitor.conversation_pk, run_id=run_id, user=visitor.user
+        )

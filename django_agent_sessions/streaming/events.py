@@ -1,0 +1,299 @@
+"""Running an agent and turning the SDK's stream into wire events. No websocket code.
+
+``StreamedRun`` drives ``Runner.run_streamed(...).stream_events()`` and yields the wire
+events of ``docs/wire-protocol.md``: ``run.started``, ``item.completed``, ``text.delta``
+and one of ``run.completed`` / ``run.cancelled`` / ``run.failed``. Every event carries the
+run's ``run_id`` and a ``seq`` number, counting from 1.
+
+Text deltas are coalesced: they are sent every ``flush_seconds`` or once ``flush_bytes``
+are pending, and always before any other event, so the concatenated deltas of a message
+equal its text in ``item.completed``. The SDK's stream is drained by a separate task into
+a queue, so a slow reader of ``events()`` delays the frames, not the agent.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncGenerator, AsyncIterator
+from dataclasses import dataclass
+from typing import Any
+
+from agents import Agent, RunConfig, Runner
+from agents.items import ToolCallOutputItem
+from agents.memory import Session
+from agents.stream_events import RawResponsesStreamEvent, RunItemStreamEvent, StreamEvent
+
+from django_agent_sessions.conf import app_settings
+from django_agent_sessions.streaming.outcomes import (
+    WAITING,
+    Outcome,
+    settle,
+    terminal,
+)
+from django_agent_sessions.streaming.wire import display_run_item, frame_size
+
+logger = logging.getLogger(__name__)
+
+_TEXT_DELTAS = {"response.output_text.delta", "response.refusal.delta"}
+
+
+@dataclass
+class _End:
+    error: BaseException | None = None
+
+
+class StreamedRun:
+    """One agent run with ``text`` as input, as a sequence of wire events.
+
+    With ``state`` (a paused run restored with its decisions, see ``paused.restore``)
+    it resumes that run instead: ``run.started`` carries ``resumed: true``, no user
+    message is added, and ``seq`` continues after ``first_seq``. A run that stops on tool
+    calls needing approval ends with ``outcome.status == WAITING`` and no terminal
+    event; ``approval_events()`` then numbers its ``approval.requested`` events.
+    """
+
+    def __init__(
+        self,
+        agent: Agent[Any],
+        text: str,
+        *,
+        run_id: str,
+        session: Session | None = None,
+        context: Any = None,
+        run_config: RunConfig | None = None,
+        flush_seconds: float = 0.04,
+        flush_bytes: int = 1024,
+        max_bytes: int | None = None,
+        state: Any = None,
+        first_seq: int = 0,
+        client_id: str = "",
+    ) -> None:
+        self.client_id = client_id
+        self.agent = agent
+        self.state = state
+        self.text = text
+        self.run_id = run_id
+        self.session = session
+        self.context = context
+        self.run_config = run_config
+        self.flush_seconds = flush_seconds
+        self.flush_bytes = flush_bytes
+        self.max_bytes = max_bytes
+        self.outcome = Outcome()
+        self._seq = first_seq
+        self._sent_bytes = 0  # of every frame so far, as the socket gets them
+        self._over_budget = False
+        # The most a text.delta frame adds around its text (seq counted at ten digits).
+        self._delta_envelope = frame_size(self._frame("text.delta", 10**9, delta=""))
+        self._items: list[dict[str, Any]] = []
+        self._item_seqs: list[int] = []  # each item's item.completed, for a catch-up
+        self._text_seq = 0  # of the last text.delta
+        # Tool outputs as model input, by call id: stored with a run that ends before the
+        # SDK saves them (``store.runs.finish``).
+        self.outputs: dict[str, Any] = {}
+        # The current message's text sent so far, in pieces: appending to one string
+        # copies it each time (a 2 MiB run spent a quarter of its worker's CPU there).
+        self._streamed: list[str] = []
+        self._pending = ""  # received, not yet sent
+        self._flush_at = 0.0
+        self._cancel_requested = False
+        self._result: Any = None
+
+    def cancel(self) -> None:
+        """Stop the run. The turn in progress is dropped; completed turns stay saved."""
+        self._cancel_requested = True
+        if self._result is not None and not self._result.is_complete:
+            self._result.cancel(mode="immediate")
+
+    def snapshot(self) -> dict[str, Any]:
+        """What a socket joining mid-run needs: the run's items so far, the text already
+        streamed of the current message, and the ``seq`` of the last event sent."""
+        return {
+            "run_id": self.run_id,
+            "seq": self._seq,
+            "items": list(self._items),
+            "text": self._streamed_text(),
+            "item_seqs": list(self._item_seqs),
+            "text_seq": self._text_seq,
+        }
+
+    @property
+    def seq(self) -> int:
+        """The ``seq`` of the last event."""
+        return self._seq
+
+    async def events(self) -> AsyncGenerator[dict[str, Any], None]:
+        if self.state is not None:
+            yield self._event("run.started", agent=self.agent.name, resumed=True)
+            # The context travels inside the restored state.
+            self._result = Runner.run_streamed(
+                self.agent, self.state, session=self.session, run_config=self.run_config
+            )
+        else:
+            yield self._event("run.started", agent=self.agent.name)
+            user_item: dict[str, Any] = {"kind": "message", "role": "user", "text": self.text}
+            if self.client_id:
+                user_item["client_id"] = self.client_id
+            yield self._item_event(user_item)
+            self._result = Runner.run_streamed(
+                self.agent,
+                self.text,
+                session=self.session,
+                context=self.context,
+                run_config=self.run_config,
+            )
+        if self._cancel_requested:
+            self._result.cancel(mode="immediate")
+        queue: asyncio.Queue[StreamEvent | _End] = asyncio.Queue()
+        pump = asyncio.create_task(self._pump(queue))
+        try:
+            async for event in self._translated(queue):
+                yield event
+        finally:
+            await self._stop_pump(pump)
+        final = self._finish(pump.result() if not pump.cancelled() else _End())
+        if final is not None:
+            yield final
+
+    async def _stop_pump(self, pump: asyncio.Task[_End]) -> None:
+        """Cancel the SDK run if it is still going, and let it settle its saves."""
+        if pump.done():
+            return
+        self.cancel()
+        await asyncio.wait({pump}, timeout=float(app_settings.SETTLE_SECONDS))
+        if not pump.done():
+            pump.cancel()
+            await asyncio.gather(pump, return_exceptions=True)
+
+    async def _pump(self, queue: asyncio.Queue[StreamEvent | _End]) -> _End:
+        try:
+            async for event in self._result.stream_events():
+                queue.put_nowait(event)
+        except Exception as error:
+            end = _End(error)
+        else:
+            end = _End()
+        queue.put_nowait(end)
+        return end
+
+    async def _translated(
+        self, queue: asyncio.Queue[StreamEvent | _End]
+    ) -> AsyncIterator[dict[str, Any]]:
+        loop = asyncio.get_running_loop()
+        while True:
+            timeout = max(0.0, self._flush_at - loop.time()) if self._pending else None
+            try:
+                event = await asyncio.wait_for(queue.get(), timeout)
+            except asyncio.TimeoutError:
+                yield self._flush()
+                continue
+            if isinstance(event, _End):
+                return
+            for wire in self._translate(event):
+                yield wire
+            if self._over_budget or not self._fits(0):
+                # Nothing past the budget is sent, not even pending text.
+                self.cancel()
+                self.outcome.error_code = "run_too_large"
+                return
+            if self._pending and (
+                len(self._pending.encode("utf-8", "replace")) >= self.flush_bytes
+                or loop.time() >= self._flush_at
+            ):
+                yield self._flush()
+
+    def _translate(self, event: StreamEvent) -> list[dict[str, Any]]:
+        if isinstance(event, RawResponsesStreamEvent):
+            if event.data.type in _TEXT_DELTAS:
+                self._add_delta(getattr(event.data, "delta", ""))
+            return []
+        if isinstance(event, RunItemStreamEvent):
+            if isinstance(event.item, ToolCallOutputItem):
+                output = event.item.to_input_item()
+                self.outputs[str(output.get("call_id", ""))] = output
+            item = display_run_item(event.item)
+            if not self._fits(frame_size(self._frame("item.completed", 10**9, item=item))):
+                self._over_budget = True
+                return []
+            out = [self._flush()] if self._pending else []
+            if item["kind"] == "message":
+                self._streamed.clear()
+            out.append(self._item_event(item))
+            return out
+        return []  # agent updates: handoffs show up as items
+
+    def _add_delta(self, delta: str) -> None:
+        if not delta:
+            return
+        if not self._pending:
+            self._flush_at = asyncio.get_running_loop().time() + self.flush_seconds
+        self._pending += delta
+
+    def _flush(self) -> dict[str, Any]:
+        delta, self._pending = self._pending, ""
+        self._streamed.append(delta)
+        event = self._event("text.delta", delta=delta)
+        self._text_seq = event["seq"]
+        return event
+
+    def _item_event(self, item: dict[str, Any]) -> dict[str, Any]:
+        event = self._event("item.completed", item=item)
+        self._items.append(item)
+        self._item_seqs.append(event["seq"])
+        return event
+
+    def _streamed_text(self) -> str:
+        text = "".join(self._streamed)
+        self._streamed[:] = [text] if text else []
+        return text
+
+    def _fits(self, next_frame_bytes: int) -> bool:
+        """Whether the frames sent, the pending text's frame and one more of
+        ``next_frame_bytes`` stay within ``max_bytes``."""
+        if self.max_bytes is None:
+            return True
+        # The pending text's frame: its escaped text (minus the quotes) in the envelope.
+        pending = self._delta_envelope + frame_size(self._pending) - 2 if self._pending else 0
+        return self._sent_bytes + pending + next_frame_bytes <= self.max_bytes
+
+    def _finish(self, end: _End) -> dict[str, Any] | None:
+        settle(
+            self.outcome,
+            self._result,
+            end.error,
+            cancelled=self._cancel_requested,
+            max_bytes=self.max_bytes,
+            run_id=self.run_id,
+        )
+        # A paused run is not over: see approval_events().
+        return None if self.outcome.status == WAITING else self.final_event()
+
+    def approval_events(self, expires_at: str) -> list[dict[str, Any]]:
+        """One ``approval.requested`` per call the paused run waits for."""
+        return [
+            self._event(
+                "approval.requested",
+                call_id=call.call_id,
+                name=call.name,
+                description=call.description,
+                arguments=call.arguments,
+                expires_at=expires_at,
+            )
+            for call in self.outcome.calls
+        ]
+
+    def final_event(self) -> dict[str, Any]:
+        """The terminal event for ``outcome``: completed, cancelled or failed."""
+        type_, fields = terminal(self.outcome)
+        return self._event(type_, **fields)
+
+    def _event(self, type_: str, **fields: Any) -> dict[str, Any]:
+        self._seq += 1
+        event = self._frame(type_, self._seq, **fields)
+        if self.max_bytes is not None:
+            self._sent_bytes += frame_size(event)
+        return event
+
+    def _frame(self, type_: str, seq: int, **fields: Any) -> dict[str, Any]:
+        return {"type": type_, "run_id": self.run_id, "seq": seq, **fields}

@@ -1,0 +1,146 @@
+"""Following one conversation for one tab, whichever transport carries the tab.
+
+A ``Follower`` is what a websocket consumer and an HTTP event stream have in common:
+
+- ``open()``: find the conversation, or wait for its creation on a new id; join its
+  groups; send the ``history`` frame (or a catch-up on the run in flight);
+- ``handle(message)``: one dispatch by name for everything the channel layer (or this
+  process's runs, through the inbox) brings: a run's events, snapshots, the timers of
+  catch-up, gaps, silence and expiry, presence questions, a conversation's creation;
+- ``close()``: leave the groups, stop the timers.
+
+A transport gives it a way to write events (``send``) and an inbox (``SocketIO``), and
+reads its own client's frames; it never follows a run itself.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from django_agent_sessions.streaming import groups, history, layer, lost
+from django_agent_sessions.streaming.groups import Groups
+from django_agent_sessions.streaming.relay import Relay
+from django_agent_sessions.streaming.socket_io import SocketIO
+from django_agent_sessions.streaming.visitor import Visitor
+
+logger = logging.getLogger(__name__)
+
+Send = Callable[[dict[str, Any]], Awaitable[None]]
+
+
+class Follower:
+    """One tab's view of one conversation (see the module)."""
+
+    def __init__(self, visitor: Visitor, *, channel_name: str, io: SocketIO, send: Send) -> None:
+        self.visitor = visitor
+        self.channel_layer = visitor.channel_layer
+        self.channel_name = channel_name
+        self.io = io
+        self._send = send
+        self.membership = Groups(self, io)
+        self.relay = Relay(self)
+        self._opened = False
+        self._handlers: dict[str, Callable[[dict[str, Any]], Awaitable[None]]] = {
+            "agent.event": self.relay.on_event,
+            "agent.snapshot": self._on_snapshot,
+            "agent.catchup_timeout": self._on_catchup_timeout,
+            "agent.check": self._on_check,
+            "agent.expire": self._on_expire,
+            "agent.presence": self._on_presence,
+            "agent.resync": self._on_resync,
+            "agent.created": self._on_created,
+        }
+
+    @property
+    def user(self) -> Any:
+        return self.visitor.user
+
+    @property
+    def conversation_pk(self) -> int | None:
+        return self.visitor.conversation_pk
+
+    async def send_json(self, content: Any) -> None:
+        await self._send(content)
+
+    def wake(self, message: dict[str, Any]) -> None:
+        """A timer's message, into this tab's own inbox (works while the layer is down)."""
+        self.io.deliver_local(message)
+
+    async def open(self) -> None:
+        """Join the conversation and send its state; on a new id, wait for its creation.
+
+        Raises ``SessionOwnershipError`` when someone else created the id meanwhile.
+        """
+        lost.sweeper.acquire(self.channel_layer)
+        self._opened = True
+        conversation_pk = self.visitor.conversation_pk
+        if conversation_pk is None:
+            conversation_pk = await self.membership.wait_for_creation(
+                self.visitor.session_id, self.visitor.owner_id
+            )
+        if conversation_pk is None:
+            await history.send_empty_frame(self.send_json)
+            return
+        await self.join(conversation_pk)
+        await self.relay.send_history()
+
+    async def join(self, conversation_pk: int) -> None:
+        self.visitor.conversation_pk = conversation_pk
+        await self.membership.join(conversation_pk)
+
+    async def handle(self, message: dict[str, Any]) -> None:
+        """A message for this tab, by its ``type``; unknown types are ignored."""
+        handler = self._handlers.get(str(message.get("type")))
+        if handler is None:
+            logger.debug("A follower ignored a %r message.", message.get("type"))
+            return
+        await handler(message)
+
+    async def close(self, *, tell_the_run: bool) -> None:
+        """Leave every group; ``tell_the_run``: the run may then ask who still watches
+        (a socket that leaves; a stream's end tells nobody, the browser reconnects)."""
+        self.relay.stop()
+        self.io.gone = True
+        if not self._opened:
+            self.io.close()
+            return
+        self._opened = False
+        lost.sweeper.release()
+        try:
+            await self.membership.leave(tell_the_run=tell_the_run)
+        finally:
+            self.io.close()
+
+    # What the layer brings ---------------------------------------------------------
+
+    async def _on_snapshot(self, message: dict[str, Any]) -> None:
+        await self.relay.on_snapshot(message["snapshot"])
+
+    async def _on_catchup_timeout(self, message: dict[str, Any]) -> None:
+        await self.relay.on_catchup_timeout()
+
+    async def _on_check(self, message: dict[str, Any]) -> None:
+        await self.relay.on_check(message)
+
+    async def _on_expire(self, message: dict[str, Any]) -> None:
+        await self.relay.on_expire()
+
+    async def _on_presence(self, message: dict[str, Any]) -> None:
+        await layer.retrying(self.channel_layer.send, message["reply_to"], {"type": "agent.here"})
+
+    async def _on_resync(self, message: dict[str, Any]) -> None:
+        if self.conversation_pk is not None:
+            await self.relay.send_history()  # the layer lost messages (layers.postgres)
+
+    async def _on_created(self, message: dict[str, Any]) -> None:
+        """A first message created this tab's conversation (the visitor's, on its id)."""
+        if self.membership.conversation_pk is not None:
+            return  # joined already (the layer's copy of a creation told directly)
+        await self.join(int(message["conversation_pk"]))
+        if not groups.joined_from_start(message):
+            # The first run may have started in another worker before this tab joined
+            # (its events then go through the layer only once a tab follows it): a
+            # catch-up shows it from its beginning. Before it starts, there is nothing.
+            await self.relay.send_history(unless_empty=True)

@@ -1,0 +1,64 @@
+"""Putting a run's events back in order before they reach a socket.
+
+The channel layer does not promise order: channels_redis queues messages in a sorted
+set scored by send time, so two events sent within the same clock tick may arrive
+swapped, and ``group_send`` drops messages past a channel's capacity. Every event
+carries its run's ``seq``; a socket relays them strictly in order and holds early ones
+back until the gap is filled; a gap that stays open makes the socket recover what it
+missed (``relay``, ``watch``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+Event = dict[str, Any]
+
+
+class Sequencer:
+    """Per-run ordering of events for one socket."""
+
+    def __init__(self) -> None:
+        self._next: dict[str, int] = {}
+        self._held: dict[str, dict[int, Event]] = {}
+
+    def expect(self, run_id: str, next_seq: int) -> None:
+        """The socket already has everything before ``next_seq`` (from a snapshot)."""
+        self._next[run_id] = next_seq
+        held = self._held.get(run_id, {})
+        for seq in [seq for seq in held if seq < next_seq]:
+            del held[seq]
+
+    def push(self, event: Event) -> list[Event]:
+        """The events that may be sent now, in order (possibly none)."""
+        run_id, seq = event.get("run_id"), event.get("seq")
+        if not isinstance(run_id, str) or not isinstance(seq, int):
+            return [event]
+        expected = self._next.setdefault(run_id, 1)
+        if seq < expected:
+            return []  # already sent, or part of the snapshot the socket has
+        self._held.setdefault(run_id, {})[seq] = event
+        return self._ready(run_id)
+
+    def is_behind(self, run_id: str, seq: int) -> bool:
+        """Whether the socket has yet to send the run's events up to ``seq``."""
+        return self._next.get(run_id, 1) <= seq
+
+    def has_gap(self, run_id: str) -> bool:
+        return bool(self._held.get(run_id))
+
+    def release(self, run_id: str) -> list[Event]:
+        """What is held and may be sent now (after ``expect``), in order."""
+        if not self._held.get(run_id):
+            return []
+        return self._ready(run_id)
+
+    def _ready(self, run_id: str) -> list[Event]:
+        held = self._held[run_id]
+        ready = []
+        while self._next[run_id] in held:
+            ready.append(held.pop(self._next[run_id]))
+            self._next[run_id] += 1
+        if not held:
+            del self._held[run_id]
+        return ready

@@ -1,0 +1,299 @@
+"""Relaying a conversation to one tab: the history frame on connect, a running run's
+catch-up, and the run's events, in order. A ``Follower`` owns one ``Relay`` and hands it
+the layer's messages; the relay reads only the tab's public attributes and sends on it.
+
+**Every tab sees the same sequence, whatever the number of workers**: ``run.started``,
+the run's events, one terminal event. A socket of another worker than the run's gets
+``run.started`` through the layer like any other; what the run published only in its
+own process before this socket followed it arrives next as the same events
+(``item.completed``, and the text so far as one ``text.delta``), rebuilt from the run's
+snapshot. Only a socket that connects mid-run gets the run in its ``history`` frame
+(``active_run``) instead of the run's earlier events.
+
+A run waiting for approvals is listed in the history frame (``pending_approvals``). While
+a socket shows one, it ends the run when it expires (every socket of the conversation
+does; the database lets one of them do it), so an open page sees the expiry without
+anybody acting; a page opened later ends it on connect.
+
+A socket that connects while a run is in flight asks the run where it is
+(``agent.catchup``) and holds the run's events until the answer (``agent.snapshot``) or a
+timeout, so nothing is shown twice and nothing is missed. Events are put back in order
+per run by ``ordering.Sequencer``.
+
+**Nothing a tab follows is lost** (``watch``): a gap not filled within
+``GAP_TIMEOUT_SECONDS``, or a run silent for ``FOLLOW_CHECK_SECONDS``, makes the tab ask
+the run where it stands; a run that does not answer (it ended, or the layer is down) is
+read from the database, whose record is the truth. A run waiting for decisions has no
+task to ask: its record's last seq says whether the tab missed a decision or its end.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any, Protocol
+
+from django_agent_sessions.conf import app_settings
+from django_agent_sessions.store.conversations import History
+from django_agent_sessions.streaming import fanout, history, layer, lifecycle, runs
+from django_agent_sessions.streaming.ordering import Sequencer
+from django_agent_sessions.streaming.watch import Watch, later
+
+logger = logging.getLogger(__name__)
+
+CATCHUP_ATTEMPTS = 3
+_MAX_BUFFERED = 1000
+
+
+class Socket(Protocol):
+    """What the relay reads of its socket."""
+
+    channel_layer: Any
+    channel_name: str
+
+    @property
+    def conversation_pk(self) -> int | None: ...
+
+    @property
+    def user(self) -> Any: ...
+
+    async def send_json(self, content: Any) -> None: ...
+
+    def wake(self, message: dict[str, Any]) -> None:
+        """Put ``message`` in the socket's own inbox (its timers' messages)."""
+
+
+class Relay:
+    """History, catch-up and ordered relay of run events, for one socket."""
+
+    def __init__(self, socket: Socket) -> None:
+        self.socket = socket
+        self.sequencer = Sequencer()
+        self.watch = Watch(socket.wake)
+        self._buffer: list[dict[str, Any]] | None = None  # while waiting for a snapshot
+        self._catchup_timer: asyncio.TimerHandle | None = None
+        self._catchup_attempts = 0
+        self._awaiting_snapshot = False
+        self._probing = False  # the snapshot asked for only checks that nothing was missed
+        # A run of another worker (id, seq of its start) that started during a catch-up.
+        self._to_follow: tuple[str, int] | None = None
+        # A run of another worker whose start this socket sent: its catch-up is events.
+        self._started_elsewhere: str | None = None
+
+    def stop(self) -> None:
+        self.watch.stop()
+        if self._catchup_timer is not None:
+            self._catchup_timer.cancel()
+
+    @property
+    def _pk(self) -> int:
+        assert self.socket.conversation_pk is not None
+        return self.socket.conversation_pk
+
+    # History ---------------------------------------------------------------------
+
+    async def send_history(self, *, unless_empty: bool = False) -> None:
+        """The history frame, or a catch-up on the run in flight.
+
+        ``unless_empty``: nothing when the conversation has no items and no run yet.
+        """
+        await self.expire_overdue()
+        stored = await history.load(self._pk, up_to_item_id=None)
+        if stored.active_run_id is not None:
+            return await self._catch_up()
+        if stored.entries or not unless_empty:
+            await self._send_history_frame(stored, None)
+
+    async def _send_history_frame(self, stored: History, active_run: Any) -> None:
+        calls = await history.send_frame(self.socket.send_json, self._pk, stored, active_run)
+        for call in calls:
+            # The waiting run's next events continue its numbering.
+            self.sequencer.expect(call.run_id, call.seq + 1)
+            self.watch.expires(call.expires_at)
+        if active_run is not None:
+            self.watch.following(active_run["run_id"])
+        else:
+            self.watch.following(calls[0].run_id if calls else None, waits=True)
+
+    # Catching up on a run in flight --------------------------------------------------
+
+    async def _catch_up(self) -> None:
+        """A run is in flight (here or in another worker): ask it where it is, and hold
+        its events until the answer (or the timeout) so nothing is shown twice."""
+        self._buffer = []
+        self._catchup_attempts = 0
+        await self._ask_for_snapshot()
+
+    async def _ask_for_snapshot(self) -> None:
+        self._catchup_attempts += 1
+        self._awaiting_snapshot = True
+        # The timer first: with the layer down, the question is lost and the timeout
+        # reads the stored state instead.
+        timeout = float(app_settings.CATCHUP_TIMEOUT_SECONDS)
+        self._catchup_timer = later(timeout, self.socket.wake, {"type": "agent.catchup_timeout"})
+        try:
+            await layer.retrying(
+                self.socket.channel_layer.group_send,
+                runs.control_group_name(self._pk),
+                {"type": "agent.catchup", "reply_to": self.socket.channel_name},
+            )
+        except Exception:
+            logger.warning("Could not ask a run where it stands; reading it stored instead.")
+
+    async def on_snapshot(self, snapshot: dict[str, Any]) -> None:
+        self._awaiting_snapshot = False
+        probing, self._probing = self._probing, False
+        run_id, seq = snapshot["run_id"], snapshot["seq"]
+        if self._buffer is None and not self.sequencer.is_behind(run_id, seq):
+            return  # a second answer, or one the socket no longer needs
+        if probing and not self.sequencer.is_behind(run_id, seq):
+            self.watch.restart_silence()  # nothing was missed
+            return await self._flush_buffer()
+        if run_id == self._started_elsewhere:
+            self._started_elsewhere = None
+            await self._send_missed_events(snapshot)
+        else:
+            stored = await history.load(self._pk, up_to_item_id=snapshot["history_item_id"])
+            active_run = {key: snapshot[key] for key in ("run_id", "seq", "items", "text")}
+            await self._send_history_frame(stored, active_run)
+        self.sequencer.expect(run_id, seq + 1)
+        for ready in self.sequencer.release(run_id):
+            await self._show(ready)
+        await self._flush_buffer()
+
+    async def _send_missed_events(self, snapshot: dict[str, Any]) -> None:
+        """The events a run published before this socket followed it, from its snapshot:
+        its items, then the text so far of its current message as one delta."""
+        run_id = snapshot["run_id"]
+        missed: list[dict[str, Any]] = [
+            {"type": "item.completed", "run_id": run_id, "seq": seq, "item": item}
+            for item, seq in zip(snapshot["items"], snapshot["item_seqs"], strict=True)
+        ]
+        if snapshot["text"]:
+            text_seq = snapshot["text_seq"]
+            missed.append(
+                {"type": "text.delta", "run_id": run_id, "seq": text_seq, "delta": snapshot["text"]}
+            )
+        for event in sorted(missed, key=lambda event: int(event["seq"])):
+            if self.sequencer.is_behind(run_id, event["seq"]):
+                self.sequencer.expect(run_id, event["seq"] + 1)
+                await self._show(event)
+
+    async def on_catchup_timeout(self) -> None:
+        if not self._awaiting_snapshot:
+            return
+        self._probing = False
+        # The run did not answer: it ended meanwhile, its worker is gone or busy, or a
+        # message was lost. The page gets the history now; while the run is still going
+        # it is asked again, and a late answer still brings the page up to date (a run
+        # of another worker is followed only once it answers).
+        stored = await history.load(self._pk, up_to_item_id=None)
+        active = None if stored.active_run_id is None else {"run_id": stored.active_run_id}
+        if self._buffer is not None:
+            if active is None:
+                self._buffer = []  # all of it is in the history just read
+            self._started_elsewhere = None
+            await self._send_history_frame(stored, active)
+            await self._flush_buffer()
+        self._awaiting_snapshot = False
+        if active is not None and self._catchup_attempts < CATCHUP_ATTEMPTS:
+            await self._ask_for_snapshot()
+
+    async def _flush_buffer(self) -> None:
+        buffered, self._buffer = self._buffer or [], None
+        follow, self._to_follow = self._to_follow, None
+        for event in buffered:
+            await self._relay(event)
+        if follow is not None and self.sequencer.is_behind(*follow):
+            await self._catch_up()  # it started while an earlier run was caught up on
+
+    # A run's events, through the channel layer -----------------------------------
+
+    async def on_event(self, message: dict[str, Any]) -> None:
+        if fanout.from_this_process(message):
+            return  # the run handed it to this socket's inbox already
+        event = message["event"]
+        run_id = event.get("run_id")
+        if fanout.asks_to_follow(message) and self.sequencer.is_behind(run_id, event["seq"]):
+            # (not a copy of a start this socket has had; a resumed run starts again)
+            return await self._follow(event)
+        if self._buffer is None and self._missed_before(message):
+            # The end (or the approval requests) of a run of another worker that this
+            # socket never managed to follow: what the run stored is the page's state.
+            self.sequencer.expect(run_id, event["seq"] + 1)
+            return await self.send_history()
+        if event.get("type") == "approval.requested":
+            self.watch.expires(event.get("expires_at"))
+        elif event.get("type") in runs.TERMINAL_EVENTS:
+            self.watch.expiry_over()
+        if self._buffer is not None:
+            if len(self._buffer) < _MAX_BUFFERED:
+                self._buffer.append(event)
+            return
+        await self._relay(event)
+
+    async def _follow(self, start: dict[str, Any]) -> None:
+        """A run of another worker, publishing its events only there: its start is sent
+        as it is, then catching up makes it publish every later event through the layer
+        (see ``fanout``) and brings what it published before as events."""
+        run_id, seq = start["run_id"], start["seq"]
+        if self._buffer is not None:
+            self._to_follow = (run_id, seq)  # after the catch-up in progress
+            return
+        self.sequencer.expect(run_id, seq)
+        await self._relay(start)
+        self._started_elsewhere = run_id
+        await self._catch_up()
+
+    def _missed_before(self, message: dict[str, Any]) -> bool:
+        event = message["event"]
+        return (
+            message.get("followed") is False
+            and isinstance(event.get("seq"), int)
+            and self.sequencer.is_behind(str(event["run_id"]), event["seq"] - 1)
+        )
+
+    async def _relay(self, event: dict[str, Any]) -> None:
+        for ready in self.sequencer.push(event):
+            await self._show(ready)
+        run_id = str(event.get("run_id", ""))
+        if self.sequencer.has_gap(run_id):
+            self.watch.gap(run_id)
+
+    async def _show(self, event: dict[str, Any]) -> None:
+        if self.watch.shown(event):
+            await self.socket.send_json(event)
+
+    # Recovering what the layer lost (see ``watch``) --------------------------------
+
+    async def on_check(self, message: dict[str, Any]) -> None:
+        """A gap stayed open, or a followed run was silent: did the tab miss anything?"""
+        run_id = str(message.get("run_id"))
+        if message.get("gap"):
+            self.watch.gap_checked(run_id)
+            if self.sequencer.has_gap(run_id) and self._buffer is None:
+                await self._catch_up()  # shows where the run stands (or its outcome)
+            return
+        if run_id != self.watch.live or self._buffer is not None:
+            return  # not followed any more, or a catch-up is under way
+        if self.watch.waits:
+            return await self._check_waiting(run_id)
+        self._probing = True
+        await self._catch_up()
+
+    async def _check_waiting(self, run_id: str) -> None:
+        """A run waiting for decisions has no task to ask: its record says whether a
+        decision or its end was missed."""
+        status, seq = await history.run_progress(run_id) or ("", 0)
+        if status == "waiting" and not self.sequencer.is_behind(run_id, seq):
+            self.watch.restart_silence()
+            return
+        await self.send_history()
+
+    async def expire_overdue(self) -> None:
+        """End the conversation's waiting run if it is past its expiry."""
+        await lifecycle.expire_overdue(self.socket.channel_layer, self._pk, self.socket.user)
+
+    async def on_expire(self) -> None:
+        self.watch.expiry_over()
+        await self.expire_overdue()
