@@ -8,9 +8,11 @@ Django's shared-cache in-memory test database fails under concurrent threads) or
 
 from __future__ import annotations
 
+import json
 import os
 import tempfile
 from pathlib import Path
+from typing import Any
 
 BASE_DIR = Path(__file__).resolve().parent
 ARTIFACTS_DIR = Path(os.environ.get("TEST_ARTIFACTS_DIR", BASE_DIR.parent / "test-artifacts"))
@@ -98,6 +100,7 @@ else:
 # Worker processes started by the tests share the prefix of the run that started them.
 _CHANNEL_PREFIX = os.environ.get("AGENT_SESSIONS_CHANNEL_PREFIX", f"asgi{os.getpid()}:")
 
+CHANNEL_LAYERS: dict[str, dict[str, Any]]
 if os.environ.get("REDIS_URL"):
     CHANNEL_LAYERS = {
         "default": {
@@ -111,6 +114,12 @@ if os.environ.get("REDIS_URL"):
             },
         }
     }
+    # Worker processes of the lost-messages tests: a layer that loses and delays events.
+    if os.environ.get("AGENT_SESSIONS_TEST_LOSS"):
+        CHANNEL_LAYERS["default"]["BACKEND"] = "tests.lossy_layer.LossyRedisChannelLayer"
+        CHANNEL_LAYERS["default"]["CONFIG"].update(
+            json.loads(os.environ["AGENT_SESSIONS_TEST_LOSS"])
+        )
     # The rate limit is counted where every worker process sees it (check W013).
     CACHES = {
         "default": {
@@ -126,6 +135,8 @@ AGENT_SESSIONS: dict[str, object] = {}
 # Servers started by the tests (daphne) chat with the agent named here.
 if os.environ.get("AGENT_SESSIONS_TEST_AGENT"):
     AGENT_SESSIONS = {"AGENT": os.environ["AGENT_SESSIONS_TEST_AGENT"], "RATE_LIMIT": None}
+    # Their timers, when a test makes them short (JSON: {"FOLLOW_CHECK_SECONDS": 1}).
+    AGENT_SESSIONS.update(json.loads(os.environ.get("AGENT_SESSIONS_TEST_SETTINGS", "{}")))
 
 LOGGING = {
     "version": 1,

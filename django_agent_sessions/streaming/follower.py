@@ -19,7 +19,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from django_agent_sessions.streaming import groups, history, layer, lost
+from django_agent_sessions.streaming import groups, layer, lifecycle, lost
 from django_agent_sessions.streaming.groups import Groups
 from django_agent_sessions.streaming.relay import Relay
 from django_agent_sessions.streaming.socket_io import SocketIO
@@ -81,7 +81,7 @@ class Follower:
                 self.visitor.session_id, self.visitor.owner_id
             )
         if conversation_pk is None:
-            await history.send_empty_frame(self.send_json)
+            await self.relay.send_empty_history()
             return
         await self.join(conversation_pk)
         await self.relay.send_history()
@@ -125,14 +125,18 @@ class Follower:
         await self.relay.on_check(message)
 
     async def _on_expire(self, message: dict[str, Any]) -> None:
-        await self.relay.on_expire()
+        """The waiting run this tab shows is past its expiry: end it (every tab showing
+        it does; the database lets one of them end it), so the page sees it end."""
+        self.relay.watch.expiry_over()
+        if self.conversation_pk is not None:
+            await lifecycle.expire_overdue(self.channel_layer, self.conversation_pk, self.user)
 
     async def _on_presence(self, message: dict[str, Any]) -> None:
         await layer.retrying(self.channel_layer.send, message["reply_to"], {"type": "agent.here"})
 
     async def _on_resync(self, message: dict[str, Any]) -> None:
-        if self.conversation_pk is not None:
-            await self.relay.send_history()  # the layer lost messages (layers.postgres)
+        if self.membership.conversation_pk is not None:
+            await self.relay.resync()  # the layer lost messages (it was down)
 
     async def _on_created(self, message: dict[str, Any]) -> None:
         """A first message created this tab's conversation (the visitor's, on its id)."""

@@ -35,7 +35,7 @@ from typing import Any, Protocol
 
 from django_agent_sessions.conf import app_settings
 from django_agent_sessions.store.conversations import History
-from django_agent_sessions.streaming import fanout, history, layer, lifecycle, runs
+from django_agent_sessions.streaming import fanout, history, layer, lifecycle, runs, wire
 from django_agent_sessions.streaming.ordering import Sequencer
 from django_agent_sessions.streaming.watch import Watch, later
 
@@ -46,7 +46,7 @@ _MAX_BUFFERED = 1000
 
 
 class Socket(Protocol):
-    """What the relay reads of its socket."""
+    """What the relay reads of its tab (a ``Follower``)."""
 
     channel_layer: Any
     channel_name: str
@@ -75,6 +75,7 @@ class Relay:
         self._catchup_attempts = 0
         self._awaiting_snapshot = False
         self._probing = False  # the snapshot asked for only checks that nothing was missed
+        self._shown = False  # the page shows the conversation as it stands (not degraded)
         # A run of another worker (id, seq of its start) that started during a catch-up.
         self._to_follow: tuple[str, int] | None = None
         # A run of another worker whose start this socket sent: its catch-up is events.
@@ -90,14 +91,18 @@ class Relay:
         assert self.socket.conversation_pk is not None
         return self.socket.conversation_pk
 
-    # History ---------------------------------------------------------------------
+    async def send_empty_history(self) -> None:
+        """The history frame of a conversation that does not exist yet."""
+        self._shown = True
+        await history.send_empty_frame(self.socket.send_json)
 
     async def send_history(self, *, unless_empty: bool = False) -> None:
         """The history frame, or a catch-up on the run in flight.
 
         ``unless_empty``: nothing when the conversation has no items and no run yet.
         """
-        await self.expire_overdue()
+        # A waiting run past its expiry ends first (a page opened late ends it).
+        await lifecycle.expire_overdue(self.socket.channel_layer, self._pk, self.socket.user)
         stored = await history.load(self._pk, up_to_item_id=None)
         if stored.active_run_id is not None:
             return await self._catch_up()
@@ -106,6 +111,7 @@ class Relay:
 
     async def _send_history_frame(self, stored: History, active_run: Any) -> None:
         calls = await history.send_frame(self.socket.send_json, self._pk, stored, active_run)
+        self._shown = active_run is None or "text" in active_run  # else: asks again
         for call in calls:
             # The waiting run's next events continue its numbering.
             self.sequencer.expect(call.run_id, call.seq + 1)
@@ -162,41 +168,34 @@ class Relay:
         await self._flush_buffer()
 
     async def _send_missed_events(self, snapshot: dict[str, Any]) -> None:
-        """The events a run published before this socket followed it, from its snapshot:
-        its items, then the text so far of its current message as one delta."""
-        run_id = snapshot["run_id"]
-        missed: list[dict[str, Any]] = [
-            {"type": "item.completed", "run_id": run_id, "seq": seq, "item": item}
-            for item, seq in zip(snapshot["items"], snapshot["item_seqs"], strict=True)
-        ]
-        if snapshot["text"]:
-            text_seq = snapshot["text_seq"]
-            missed.append(
-                {"type": "text.delta", "run_id": run_id, "seq": text_seq, "delta": snapshot["text"]}
-            )
-        for event in sorted(missed, key=lambda event: int(event["seq"])):
-            if self.sequencer.is_behind(run_id, event["seq"]):
-                self.sequencer.expect(run_id, event["seq"] + 1)
+        """The events a run published before this tab followed it (``wire.missed_events``)."""
+        for event in wire.missed_events(snapshot):
+            if self.sequencer.is_behind(event["run_id"], event["seq"]):
+                self.sequencer.expect(event["run_id"], event["seq"] + 1)
                 await self._show(event)
 
     async def on_catchup_timeout(self) -> None:
         if not self._awaiting_snapshot:
             return
-        self._probing = False
+        self._awaiting_snapshot = False
         # The run did not answer: it ended meanwhile, its worker is gone or busy, or a
-        # message was lost. The page gets the history now; while the run is still going
-        # it is asked again, and a late answer still brings the page up to date (a run
-        # of another worker is followed only once it answers).
+        # message was lost (the layer may be down). Ended: the stored history is the
+        # page's state. Still going: a page that shows the run already (a check, a gap,
+        # a resync) keeps holding its events and asks again; a new page gets the stored
+        # history now and the run's events as they come, and asks again.
         stored = await history.load(self._pk, up_to_item_id=None)
         active = None if stored.active_run_id is None else {"run_id": stored.active_run_id}
+        retry = active is not None and self._catchup_attempts < CATCHUP_ATTEMPTS
+        if retry and self._shown:
+            return await self._ask_for_snapshot()
+        self._probing = False
         if self._buffer is not None:
             if active is None:
                 self._buffer = []  # all of it is in the history just read
             self._started_elsewhere = None
             await self._send_history_frame(stored, active)
             await self._flush_buffer()
-        self._awaiting_snapshot = False
-        if active is not None and self._catchup_attempts < CATCHUP_ATTEMPTS:
+        if retry:
             await self._ask_for_snapshot()
 
     async def _flush_buffer(self) -> None:
@@ -266,6 +265,13 @@ class Relay:
 
     # Recovering what the layer lost (see ``watch``) --------------------------------
 
+    async def resync(self) -> None:
+        """The layer may have lost messages (it was down): check what the tab shows."""
+        live = self.watch.live
+        if live is not None and not self.watch.waits and self._buffer is None:
+            return await self.on_check({"run_id": live})
+        await self.send_history()
+
     async def on_check(self, message: dict[str, Any]) -> None:
         """A gap stayed open, or a followed run was silent: did the tab miss anything?"""
         run_id = str(message.get("run_id"))
@@ -289,11 +295,3 @@ class Relay:
             self.watch.restart_silence()
             return
         await self.send_history()
-
-    async def expire_overdue(self) -> None:
-        """End the conversation's waiting run if it is past its expiry."""
-        await lifecycle.expire_overdue(self.socket.channel_layer, self._pk, self.socket.user)
-
-    async def on_expire(self) -> None:
-        self.watch.expiry_over()
-        await self.expire_overdue()

@@ -197,3 +197,20 @@ def history_frame(
         "active_run": active_run,
         "pending_approvals": pending_approvals,
     }
+
+
+def missed_events(snapshot: dict[str, Any]) -> list[dict[str, Any]]:
+    """The events a run published before a tab followed it, rebuilt from the run's
+    snapshot, in order: its completed items, then the text so far of its current
+    message as one delta."""
+    run_id = snapshot["run_id"]
+    missed: list[dict[str, Any]] = [
+        {"type": "item.completed", "run_id": run_id, "seq": seq, "item": item}
+        for item, seq in zip(snapshot["items"], snapshot["item_seqs"], strict=True)
+    ]
+    if snapshot["text"]:
+        text_seq = snapshot["text_seq"]
+        missed.append(
+            {"type": "text.delta", "run_id": run_id, "seq": text_seq, "delta": snapshot["text"]}
+        )
+    return sorted(missed, key=lambda event: int(event["seq"]))

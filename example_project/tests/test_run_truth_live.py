@@ -63,7 +63,7 @@ async def test_a_killed_workers_run_ends_as_worker_lost_for_every_watcher(live):
     assert end["type"] == "run.failed", end
     assert end["run_id"] == run_id
     assert end["error"]["code"] == "worker_lost"
-    assert waited < LEASE * 3, waited
+    assert waited < LEASE * 1.25 + 1.0, waited  # the documented bound, and 1 s of load
     status, error = run_status(live, run_id)
     assert status == "failed"
     assert "worker" in error.lower()
@@ -116,7 +116,7 @@ async def test_the_sweep_ends_a_killed_workers_run_in_a_conversation_nobody_open
     assert run_status(live, run_id)[0] == "failed"
     # The lease, one sweep interval and the command's start (a Django process: seconds on
     # a loaded machine); the same bound as for a watched run's lost worker above.
-    assert waited < LEASE * 3, waited
+    assert waited < LEASE * 1.25 + 1.0, waited  # the documented bound, and 1 s of load
     open_calls = live.query(
         "SELECT count(*) FROM django_agent_sessions_sessionitem i"
         " JOIN django_agent_sessions_agentsession s ON s.id = i.session_id"

@@ -10,13 +10,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import signal
-import socket
-import subprocess
-import sys
-import time
-import urllib.error
-import urllib.request
 import uuid
 from collections.abc import Iterator
 from typing import Any
@@ -25,66 +18,13 @@ import pytest
 from websockets.asyncio.client import ClientConnection, connect
 
 from django_agent_sessions.models import AgentRun, SessionItem, ToolApproval
-from tests.processes import REPO_ROOT, worker_env
+from tests.daphne_workers import Worker
+from tests.processes import worker_env
 from tests.websockets import login_cookie
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.redis]
 AGENT = "tests.chat_agent.make_payment_demo_agent"
 REPLY = "Done. call-ann: sent 5 to ann; call-bob: Not Bob."
-
-
-class Worker:
-    def __init__(self, env: dict[str, str], log_path: Any) -> None:
-        self.listener = socket.create_server(("127.0.0.1", 0))
-        self.port = self.listener.getsockname()[1]
-        self.env, self.log_path = env, log_path
-        self.process: subprocess.Popen[bytes] | None = None
-
-    def start(self) -> None:
-        fd = self.listener.fileno()
-        with open(self.log_path, "ab") as log:
-            self.process = subprocess.Popen(
-                [sys.executable, "-m", "daphne", "--fd", str(fd), "tests.asgi:application"],
-                env=self.env,
-                cwd=REPO_ROOT,
-                pass_fds=(fd,),
-                stdout=log,
-                stderr=subprocess.STDOUT,
-            )
-        # The listening socket exists before daphne does: ask for a page until it answers.
-        deadline = time.monotonic() + 90
-        while True:
-            try:
-                with urllib.request.urlopen(f"{self.url}/admin/login/", timeout=5) as reply:
-                    if reply.status == 200:
-                        return
-            except (urllib.error.URLError, ConnectionError, TimeoutError):
-                pass
-            if time.monotonic() > deadline or self.process.poll() is not None:
-                raise AssertionError(f"daphne did not start: {self.log()}")
-            time.sleep(0.2)
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    def kill(self) -> None:
-        assert self.process is not None
-        self.process.send_signal(signal.SIGKILL)
-        self.process.wait(timeout=15)
-
-    def close(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(timeout=15)
-        self.listener.close()
-
-    def log(self) -> str:
-        return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
 
 
 @pytest.fixture

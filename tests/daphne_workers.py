@@ -1,0 +1,73 @@
+"""daphne worker processes of the test suite's ASGI application, for cross-worker tests.
+
+Each worker serves ``tests.asgi:application`` on a listening socket made before it starts
+(so its port is known), with the environment it is given: the test run's database, and
+what the test sets (its agent, its channel prefix, a lossy layer).
+"""
+
+from __future__ import annotations
+
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from typing import Any
+
+from tests.processes import REPO_ROOT
+
+
+class Worker:
+    def __init__(self, env: dict[str, str], log_path: Any) -> None:
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self.listener.getsockname()[1]
+        self.env, self.log_path = env, log_path
+        self.process: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> None:
+        fd = self.listener.fileno()
+        with open(self.log_path, "ab") as log:
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", "daphne", "--fd", str(fd), "tests.asgi:application"],
+                env=self.env,
+                cwd=REPO_ROOT,
+                pass_fds=(fd,),
+                stdout=log,
+                stderr=subprocess.STDOUT,
+            )
+        # The listening socket exists before daphne does: ask for a page until it answers.
+        deadline = time.monotonic() + 90
+        while True:
+            try:
+                with urllib.request.urlopen(f"{self.url}/admin/login/", timeout=5) as reply:
+                    if reply.status == 200:
+                        return
+            except (urllib.error.URLError, ConnectionError, TimeoutError):
+                pass
+            if time.monotonic() > deadline or self.process.poll() is not None:
+                raise AssertionError(f"daphne did not start: {self.log()}")
+            time.sleep(0.2)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def kill(self) -> None:
+        assert self.process is not None
+        self.process.send_signal(signal.SIGKILL)
+        self.process.wait(timeout=15)
+
+    def close(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(timeout=15)
+        self.listener.close()
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
