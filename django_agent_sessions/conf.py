@@ -77,6 +77,10 @@ DEFAULTS: dict[str, Any] = {
     # restart) before its socket closes (the page then reconnects). Runs never fail for
     # the layer: what it loses, tabs recover.
     "LAYER_OUTAGE_SECONDS": 30.0,
+    # A worker told to stop (SIGTERM, through django_agent_sessions.asgi.Draining) lets
+    # its runs finish for this long; a run still going then ends "interrupted". Keep it
+    # below the platform's grace period before SIGKILL (Kubernetes: 30 s by default).
+    "DRAIN_SECONDS": 25.0,
     # How long a stopped run may take to finish the database write it has in flight.
     "SETTLE_SECONDS": 10.0,
     # While a process has sockets, it looks this often (and at least every

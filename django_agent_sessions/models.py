@@ -125,6 +125,9 @@ class AgentRun(models.Model):
         COMPLETED = "completed", _("completed")
         CANCELLED = "cancelled", _("cancelled")
         FAILED = "failed", _("failed")
+        # Still going when its worker was told to stop (a deploy) and its drain time ran
+        # out: ended by the worker itself, with a valid history (never ``worker_lost``).
+        INTERRUPTED = "interrupted", _("interrupted")
 
     id = models.BigAutoField(primary_key=True)
     # The public id on the wire; not guessable, unlike the primary key.

@@ -1,8 +1,9 @@
-"""daphne worker processes of the test suite's ASGI application, for cross-worker tests.
+"""Worker processes of the test suite's ASGI application, for cross-worker tests.
 
-Each worker serves ``tests.asgi:application`` on a listening socket made before it starts
-(so its port is known), with the environment it is given: the test run's database, and
-what the test sets (its agent, its channel prefix, a lossy layer).
+Each worker serves ``tests.asgi:application`` with daphne (or, given ``command``, another
+server and application) on a listening socket made before it starts (so its port is
+known), with the environment it is given: the test run's database, and what the test
+sets (its agent, its channel prefix, a lossy layer).
 """
 
 from __future__ import annotations
@@ -20,7 +21,9 @@ from tests.processes import REPO_ROOT
 
 
 class Worker:
-    def __init__(self, env: dict[str, str], log_path: Any) -> None:
+    def __init__(self, env: dict[str, str], log_path: Any, command: tuple[str, ...] = ()) -> None:
+        # ``command``: the server, run with ``--fd N`` after it; daphne's by default.
+        self.command = command or ("-m", "daphne", "tests.asgi:application")
         self.listener = socket.create_server(("127.0.0.1", 0))
         self.port = self.listener.getsockname()[1]
         self.env, self.log_path = env, log_path
@@ -30,7 +33,7 @@ class Worker:
         fd = self.listener.fileno()
         with open(self.log_path, "ab") as log:
             self.process = subprocess.Popen(
-                [sys.executable, "-m", "daphne", "--fd", str(fd), "tests.asgi:application"],
+                [sys.executable, *self.command, "--fd", str(fd)],
                 env=self.env,
                 cwd=REPO_ROOT,
                 pass_fds=(fd,),
@@ -47,7 +50,7 @@ class Worker:
             except (urllib.error.URLError, ConnectionError, TimeoutError):
                 pass
             if time.monotonic() > deadline or self.process.poll() is not None:
-                raise AssertionError(f"daphne did not start: {self.log()}")
+                raise AssertionError(f"the server did not start: {self.log()}")
             time.sleep(0.2)
 
     @property

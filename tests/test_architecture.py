@@ -19,9 +19,10 @@ TRANSPORT_PACKAGES = [f"{PACKAGE}.websocket", f"{PACKAGE}.sse"]
 PUBLIC_API = {PACKAGE, f"{PACKAGE}.conf", f"{PACKAGE}.exceptions"}
 TRANSPORT_EXTRAS = {f"{PACKAGE}.layers", f"{PACKAGE}.store.hops"}
 # Who may import the shared package: the transports, the app config (its checks), the
-# public re-export of the consumer and the sweep command.
+# public re-export of the consumer, the draining ASGI wrapper and the sweep command.
 SHARED_DOORS = {
     f"{PACKAGE}.apps",
+    f"{PACKAGE}.asgi",
     f"{PACKAGE}.consumers",
     f"{PACKAGE}.management.commands.agent_sessions_sweep",
 }

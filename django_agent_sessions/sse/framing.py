@@ -27,6 +27,12 @@ def opening() -> str:
     return f"retry: {RECONNECT_MS + spread}\n\n"
 
 
+def restart() -> str:
+    """The last bytes of a stream whose worker stops: reconnect soon (to another one)."""
+    spread = random.randrange(RECONNECT_SPREAD_MS // 2)  # noqa: S311 - a delay, not a secret
+    return f"retry: {100 + spread}\n\n"
+
+
 def event_text(frame: dict[str, Any]) -> str:
     """One frame as an event (``wire.frame_text`` has no line breaks: JSON escapes them)."""
     lines = []

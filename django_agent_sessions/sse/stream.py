@@ -52,7 +52,11 @@ class EventStream:
         self.io = SocketIO()
         self.io.layer_receive = functools.partial(self.channel_layer.receive, self.channel_name)
         self.follower = Follower(
-            visitor, channel_name=self.channel_name, io=self.io, send=self.send_json
+            visitor,
+            channel_name=self.channel_name,
+            io=self.io,
+            send=self.send_json,
+            restart=self._restart,
         )
         self._out: asyncio.Queue[str | None] = asyncio.Queue()
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -62,6 +66,12 @@ class EventStream:
 
     async def send_json(self, content: Any) -> None:
         self._out.put_nowait(framing.event_text(content))
+
+    async def _restart(self) -> None:
+        """This worker stops (``streaming.drain``): the stream ends and the browser
+        reconnects soon, to another worker."""
+        self._out.put_nowait(framing.restart())
+        self._out.put_nowait(_END)
 
     def __aiter__(self) -> AsyncIterator[str]:
         return self._chunks()

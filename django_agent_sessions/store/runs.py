@@ -49,6 +49,7 @@ STOPPED_CALL = "The run was stopped before this tool call returned; its result w
 FAILED_CALL = "The run failed before this tool call returned; its result was not saved."
 LOST_CALL = "The server running this tool call stopped before it returned."
 NOT_RESUMED_CALL = "This tool call was approved but not run: the paused run could not be resumed."
+INTERRUPTED_CALL = "The server restarted before this tool call returned; its result was not saved."
 # Most lost runs one sweep ends; the next sweep takes the rest.
 _EXPIRE_BATCH = 50
 

@@ -18,7 +18,7 @@ from django.utils.translation import gettext as _
 
 from django_agent_sessions import DjangoSession
 from django_agent_sessions.exceptions import SessionOwnershipError
-from django_agent_sessions.streaming import frames, lifecycle, ratelimit, runs, tasks
+from django_agent_sessions.streaming import drain, frames, lifecycle, ratelimit, runs, tasks
 
 logger = logging.getLogger(__name__)
 
@@ -44,9 +44,17 @@ class Participant(Protocol):
         """Create the conversation (owned by the visitor) and set ``conversation_pk``."""
 
 
+def _refuse_while_draining(client_id: str = "") -> None:
+    """A worker that stops starts nothing: sent again, the frame reaches another one."""
+    if drain.draining():
+        message = _("The server is restarting; send it again in a moment.")
+        raise frames.BadFrame("unavailable", message, client_id, retry_after=1)
+
+
 async def send_message(visitor: Participant, content: dict[str, Any]) -> None:
     """A ``user_message``: start a run answering it."""
     frame = frames.user_message(content)
+    _refuse_while_draining(frame.client_id)
     if visitor.conversation_pk is not None:
         if runs.local_run(visitor.conversation_pk) is not None:
             raise frames.busy(frame.client_id)
@@ -93,6 +101,7 @@ async def run_request(visitor: Participant, text: str, client_id: str = "") -> r
 async def decide(visitor: Participant, content: dict[str, Any]) -> None:
     """An ``approval``: a decision on a tool call the conversation's waiting run asks about."""
     frame = frames.approval(content)
+    _refuse_while_draining()  # a last decision resumes the run on this worker
     found = False
     try:
         if visitor.conversation_pk is not None:  # else not created yet: nothing waits

@@ -19,7 +19,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from django_agent_sessions.streaming import groups, layer, lifecycle, lost
+from django_agent_sessions.streaming import drain, groups, layer, lifecycle, lost
 from django_agent_sessions.streaming.groups import Groups
 from django_agent_sessions.streaming.relay import Relay
 from django_agent_sessions.streaming.socket_io import SocketIO
@@ -33,8 +33,17 @@ Send = Callable[[dict[str, Any]], Awaitable[None]]
 class Follower:
     """One tab's view of one conversation (see the module)."""
 
-    def __init__(self, visitor: Visitor, *, channel_name: str, io: SocketIO, send: Send) -> None:
+    def __init__(
+        self,
+        visitor: Visitor,
+        *,
+        channel_name: str,
+        io: SocketIO,
+        send: Send,
+        restart: drain.Restart,
+    ) -> None:
         self.visitor = visitor
+        self._restart = restart  # sends the tab to another worker (``drain``)
         self.channel_layer = visitor.channel_layer
         self.channel_name = channel_name
         self.io = io
@@ -75,6 +84,9 @@ class Follower:
         """
         lost.sweeper.acquire(self.channel_layer)
         self._opened = True
+        if drain.draining():
+            return await self._restart()  # this worker stops: another one serves the tab
+        drain.serving(self, self._restart)
         conversation_pk = self.visitor.conversation_pk
         if conversation_pk is None:
             conversation_pk = await self.membership.wait_for_creation(
@@ -103,6 +115,7 @@ class Follower:
         (a socket that leaves; a stream's end tells nobody, the browser reconnects)."""
         self.relay.stop()
         self.io.gone = True
+        drain.gone(self)
         if not self._opened:
             self.io.close()
             return

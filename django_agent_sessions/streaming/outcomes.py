@@ -27,6 +27,7 @@ logger = logging.getLogger(__name__)
 COMPLETED = str(AgentRun.Status.COMPLETED)
 CANCELLED = str(AgentRun.Status.CANCELLED)
 FAILED = str(AgentRun.Status.FAILED)
+INTERRUPTED = str(AgentRun.Status.INTERRUPTED)
 # Not an end: the run waits for decisions on tool calls that need approval.
 WAITING = str(AgentRun.Status.WAITING)
 
@@ -143,3 +144,13 @@ def terminal(outcome: Outcome) -> tuple[str, dict[str, Any]]:
         "message": outcome.message or _("The agent failed to answer. Please try again."),
     }
     return "run.failed", {"error": error}
+
+
+def interrupted_end(outcome: Outcome, run_id: str, seq: int) -> dict[str, Any]:
+    """The terminal event (numbered ``seq``) of a run its worker stopped because its
+    drain time ran out (a deploy): failed, with the code ``interrupted``."""
+    outcome.status, outcome.error_code = INTERRUPTED, "interrupted"
+    outcome.error = "The worker stopped (a deploy) before the run finished."
+    outcome.message = _("The server restarted while writing this reply. Please try again.")
+    kind, fields = terminal(outcome)
+    return {"type": kind, "run_id": run_id, "seq": seq, **fields}

@@ -1,12 +1,8 @@
 """The wire protocol of ``docs/wire-protocol.md`` as data: every frame, both directions,
-and the display items. The JSON Schema (draft 2020-12) is generated from it:
-
-    python -m django_agent_sessions.streaming.protocol          # writes the schema files
-    python -m django_agent_sessions.streaming.protocol --check  # exit 1 if they are stale
-
-It goes to ``docs/wire-protocol.schema.json`` and to the static file
-``django_agent_sessions/wire-protocol.schema.json``. Objects are closed: the schema says
-exactly what the server sends. Plain data, no Django: importing it needs no settings.
+and the display items. The JSON Schema (draft 2020-12) is generated from it by
+``python -m django_agent_sessions.streaming.protocol`` (``--check``: exit 1 if stale),
+into ``docs/wire-protocol.schema.json`` and the static file of the same name. Objects
+are closed: the schema says exactly what the server sends. Plain data, no Django.
 """
 
 from __future__ import annotations
@@ -25,7 +21,9 @@ CLIENT_ID_MAX_LENGTH = 64
 CALL_ID_MAX_LENGTH = 255
 APPROVAL_MESSAGE_MAX_LENGTH = 2000
 ROLES = ["user", "assistant", "system", "developer"]
-RUN_FAILED_CODES = ["agent_error", "max_turns", "guardrail", "run_too_large", "worker_lost"]
+RUN_FAILED_CODES = [
+    *("agent_error", "max_turns", "guardrail", "run_too_large", "worker_lost", "interrupted"),
+]
 ERROR_CODES = [
     *("invalid_json", "invalid_frame", "unknown_type", "empty_text", "invalid_text"),
     *("too_large", "busy", "rate_limited", "unavailable", "invalid_approval", "unknown_approval"),

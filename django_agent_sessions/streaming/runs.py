@@ -74,6 +74,11 @@ def local_run(session_pk: int) -> ActiveRun | None:
     return _local_runs.get(session_pk)
 
 
+def local_runs() -> list[ActiveRun]:
+    """The runs of this process (running; a waiting run has no task)."""
+    return list(_local_runs.values())
+
+
 @dataclass(frozen=True)
 class RunRequest:
     """What a socket asks for: this agent, answering ``text``, in this conversation."""
@@ -114,6 +119,8 @@ class ActiveRun:
         # Whether a socket of another worker watches: then every event goes through the
         # channel layer, not only those in _ANNOUNCED.
         self._followed = False
+        # Stopped because its worker's drain time ran out (see ``drain``).
+        self.interrupted = False
 
     @property
     def run_id(self) -> str:
@@ -152,6 +159,11 @@ class ActiveRun:
         )
 
     def cancel(self) -> None:
+        self.streamed.cancel()
+
+    def interrupt(self) -> None:
+        """Stop the run because its worker stops: it ends ``interrupted``."""
+        self.interrupted = True
         self.streamed.cancel()
 
     def snapshot(self) -> dict[str, Any]:

@@ -26,6 +26,7 @@ from django_agent_sessions.streaming.outcomes import (
     COMPLETED,
     FAILED,
     WAITING,
+    interrupted_end,
     usage_dict,
 )
 from django_agent_sessions.streaming.runs import ActiveRun, RunRequest, group_name
@@ -247,7 +248,10 @@ async def _pause(active: ActiveRun) -> None:
 async def _finish(active: ActiveRun, terminal: dict[str, Any] | None) -> None:
     """The end of a run whose task is over. Its lease is kept until the end is recorded."""
     streamed, outcome = active.streamed, active.streamed.outcome
-    if terminal is None:
+    if active.interrupted:  # its worker stopped it (``drain``): the end it made is replaced
+        seq = streamed.seq + 1 if terminal is None else int(terminal["seq"])
+        terminal = interrupted_end(outcome, active.run_id, seq)
+    elif terminal is None:
         # Publishing failed (error set), the pause could not be stored, or this task was
         # cancelled (e.g. at worker shutdown): the run stopped before its own end.
         outcome.status = FAILED if outcome.error else CANCELLED
@@ -271,6 +275,7 @@ async def _finish(active: ActiveRun, terminal: dict[str, Any] | None) -> None:
             # shows it, with the run's status, after a reload.
             partial_text="" if outcome.status == COMPLETED else streamed.snapshot()["text"],
             outputs=streamed.outputs,
+            open_call_text=store_runs.INTERRUPTED_CALL if active.interrupted else "",
         )
 
     async def leave() -> None:

@@ -81,7 +81,7 @@ def history_items(entries: list[Any], runs: list[Any]) -> list[dict[str, Any]]:
     return shown
 
 
-_ENDED_EARLY = {"cancelled", "failed"}
+_ENDED_EARLY = {"cancelled", "failed", "interrupted"}
 
 
 def _holds(run: Any, item_id: int) -> bool:
@@ -97,12 +97,13 @@ def _note(run: Any) -> dict[str, Any]:
         "role": "assistant",
         "text": valid_unicode(run.partial_text),
         "html": render_markdown(valid_unicode(run.partial_text)),
-        "status": run.status,
+        # A run interrupted by a deploy shows as failed, with its own code.
+        "status": "cancelled" if run.status == "cancelled" else "failed",
         "id": None,
         "created_at": None,
         "run_id": run.run_id,
     }
-    if run.status == "failed":
+    if note["status"] == "failed":
         note["error"] = {"code": run.error_code or "agent_error"}
     return note
 

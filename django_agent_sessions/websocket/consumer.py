@@ -26,7 +26,7 @@ except ImportError as missing:  # the core and the SSE transport do without Chan
 from django_agent_sessions import DjangoSession
 from django_agent_sessions.conf import app_settings
 from django_agent_sessions.exceptions import SessionOwnershipError
-from django_agent_sessions.streaming import actions, frames, history, wire
+from django_agent_sessions.streaming import actions, drain, frames, history, wire
 from django_agent_sessions.streaming.access import (  # noqa: F401 - public re-export
     CLOSE_ANONYMOUS,
     CLOSE_FORBIDDEN,
@@ -40,6 +40,10 @@ from django_agent_sessions.streaming.visitor import Visitor
 logger = logging.getLogger(__name__)
 
 CLIENT_ID_MAX_LENGTH = frames.CLIENT_ID_MAX_LENGTH
+# This worker stops: the page reconnects at once, to another one. (1012, RFC 6455's
+# Service Restart, which uvicorn sends as it shuts down, means the same to the page;
+# daphne refuses to send it.)
+CLOSE_RESTART = 4012
 
 
 class AgentSessionConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
@@ -89,7 +93,11 @@ class AgentSessionConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
         self.accepted = True
         await self.accept()
         self.follower = Follower(
-            self.visitor, channel_name=self.channel_name, io=self.io, send=self.send_json
+            self.visitor,
+            channel_name=self.channel_name,
+            io=self.io,
+            send=self.send_json,
+            restart=self._restart,
         )
         try:
             await self.follower.open()
@@ -115,10 +123,15 @@ class AgentSessionConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
         await self.accept()
         await self.close(code=code)
 
+    async def _restart(self) -> None:
+        """This worker stops (``streaming.drain``): the page reconnects to another."""
+        await self.close(code=CLOSE_RESTART)
+
     async def disconnect(self, code: int) -> None:
         self.io.gone = True
         if self.follower is not None:
-            await self.follower.close(tell_the_run=True)
+            # Sent elsewhere by a drain, the tab still watches the run: nothing to tell.
+            await self.follower.close(tell_the_run=not drain.draining())
 
     async def dispatch(self, message: dict[str, Any]) -> None:
         # The follower's messages go to it directly: channels' dispatch() would hop into

@@ -1,11 +1,14 @@
 /*
  * A websocket that reconnects after a dropped connection, with exponential backoff and
  * jitter (so that a restarted server is not hit by every browser at the same instant).
- * Close codes 4401 (not signed in) and 4403 (not your conversation) are final.
+ * Close codes 4401 (not signed in) and 4403 (not your conversation) are final; 4012 and
+ * 1012 (the server restarts: another one takes over) reconnect at once.
  */
 
 const MAX_BACKOFF_MS = 15000;
 const FINAL_CLOSE_CODES = [4401, 4403];
+const RESTART_CLOSE_CODES = [4012, 1012];
+const RESTART_SPREAD_MS = 250;
 
 export class Connection {
   constructor(path, callbacks) {
@@ -55,13 +58,17 @@ export class Connection {
         this.callbacks.onRefused(event.code);
         return;
       }
-      this.scheduleReconnect();
+      if (RESTART_CLOSE_CODES.includes(event.code)) this.attempts = 0;
+      this.scheduleReconnect(RESTART_CLOSE_CODES.includes(event.code));
     });
   }
 
-  scheduleReconnect() {
+  scheduleReconnect(restarting = false) {
     const base = Math.min(MAX_BACKOFF_MS, 500 * Math.pow(2, this.attempts));
-    const delay = base / 2 + Math.random() * (base / 2);
+    // A restart: another server is there now; spread the tabs over a moment only.
+    const delay = restarting
+      ? Math.random() * RESTART_SPREAD_MS
+      : base / 2 + Math.random() * (base / 2);
     this.attempts += 1;
     this.callbacks.onState("reconnecting");
     this.timer = window.setTimeout(() => this.connect(), delay);
