@@ -4,7 +4,7 @@ The same rules as the page's ``chat.js``: a ``history`` frame replaces everythin
 items, then the run in flight: its items and its text so far), deltas append to the reply
 being written, a completed message replaces it, and an end (or a history without a run
 in flight) ends the run. ``repeated`` records each completed message whose streamed text
-differed from it: text shown twice, or lost.
+(if any was streamed) differed from it: text shown twice, or lost.
 """
 
 from __future__ import annotations
@@ -39,7 +39,8 @@ class Shown:
         elif kind == "text.delta":
             self.streaming += frame["delta"]
         elif kind == "item.completed" and _is_reply(frame["item"]):
-            if self.streaming != frame["item"]["text"]:
+            # Nothing streamed: a catch-up's rebuilt item, shown whole (as chat.js does).
+            if self.streaming and self.streaming != frame["item"]["text"]:
                 self.repeated.append((self.streaming, frame["item"]["text"]))
             self.reply, self.streaming = frame["item"]["text"], ""
         elif kind in TERMINAL:

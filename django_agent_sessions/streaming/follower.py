@@ -19,7 +19,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from django_agent_sessions.streaming import drain, groups, layer, lifecycle, lost
+from django_agent_sessions.streaming import drain, groups, history, layer, lifecycle, lost
 from django_agent_sessions.streaming.groups import Groups
 from django_agent_sessions.streaming.relay import Relay
 from django_agent_sessions.streaming.socket_io import SocketIO
@@ -93,7 +93,7 @@ class Follower:
                 self.visitor.session_id, self.visitor.owner_id
             )
         if conversation_pk is None:
-            await self.relay.send_empty_history()
+            await history.send_empty_frame(self.send_json)
             return
         await self.join(conversation_pk)
         await self.relay.send_history()

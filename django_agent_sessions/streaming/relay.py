@@ -59,8 +59,7 @@ class Socket(Protocol):
 
     async def send_json(self, content: Any) -> None: ...
 
-    def wake(self, message: dict[str, Any]) -> None:
-        """Put ``message`` in the socket's own inbox (its timers' messages)."""
+    def wake(self, message: dict[str, Any]) -> None: ...  # into its own inbox (timers)
 
 
 class Relay:
@@ -75,7 +74,7 @@ class Relay:
         self._catchup_attempts = 0
         self._awaiting_snapshot = False
         self._probing = False  # the snapshot asked for only checks that nothing was missed
-        self._shown = False  # the page shows the conversation as it stands (not degraded)
+        self._degraded: str | None = None  # a run the page was shown only the id of
         # A run of another worker (id, seq of its start) that started during a catch-up.
         self._to_follow: tuple[str, int] | None = None
         # A run of another worker whose start this socket sent: its catch-up is events.
@@ -90,11 +89,6 @@ class Relay:
     def _pk(self) -> int:
         assert self.socket.conversation_pk is not None
         return self.socket.conversation_pk
-
-    async def send_empty_history(self) -> None:
-        """The history frame of a conversation that does not exist yet."""
-        self._shown = True
-        await history.send_empty_frame(self.socket.send_json)
 
     async def send_history(self, *, unless_empty: bool = False) -> None:
         """The history frame, or a catch-up on the run in flight.
@@ -111,7 +105,8 @@ class Relay:
 
     async def _send_history_frame(self, stored: History, active_run: Any) -> None:
         calls = await history.send_frame(self.socket.send_json, self._pk, stored, active_run)
-        self._shown = active_run is None or "text" in active_run  # else: asks again
+        degraded = active_run is not None and "text" not in active_run
+        self._degraded = active_run["run_id"] if degraded else None
         for call in calls:
             # The waiting run's next events continue its numbering.
             self.sequencer.expect(call.run_id, call.seq + 1)
@@ -181,13 +176,17 @@ class Relay:
         # The run did not answer: it ended meanwhile, its worker is gone or busy, or a
         # message was lost (the layer may be down). Ended: the stored history is the
         # page's state. Still going: a page that shows the run already (a check, a gap,
-        # a resync) keeps holding its events and asks again; a new page gets the stored
-        # history now and the run's events as they come, and asks again.
+        # a resync) keeps it (the stored history has none of its text): it asks again,
+        # holding the run's events, and in the end goes on with them; a new page gets
+        # the stored history now and asks again.
         stored = await history.load(self._pk, up_to_item_id=None)
         active = None if stored.active_run_id is None else {"run_id": stored.active_run_id}
         retry = active is not None and self._catchup_attempts < CATCHUP_ATTEMPTS
-        if retry and self._shown:
-            return await self._ask_for_snapshot()
+        if active is not None and self._shows(active["run_id"]):
+            if retry:
+                return await self._ask_for_snapshot()
+            self._probing = False
+            return await self._flush_buffer()
         self._probing = False
         if self._buffer is not None:
             if active is None:
@@ -197,6 +196,10 @@ class Relay:
             await self._flush_buffer()
         if retry:
             await self._ask_for_snapshot()
+
+    def _shows(self, run_id: str) -> bool:
+        """Whether the page shows the run as it stands (not only its id)."""
+        return self.watch.live == run_id and self._degraded != run_id
 
     async def _flush_buffer(self) -> None:
         buffered, self._buffer = self._buffer or [], None
