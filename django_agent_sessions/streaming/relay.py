@@ -91,10 +91,8 @@ class Relay:
         return self.socket.conversation_pk
 
     async def send_history(self, *, unless_empty: bool = False) -> None:
-        """The history frame, or a catch-up on the run in flight.
-
-        ``unless_empty``: nothing when the conversation has no items and no run yet.
-        """
+        """The history frame, or a catch-up on the run in flight (``unless_empty``:
+        nothing when the conversation has no items and no run yet)."""
         # A waiting run past its expiry ends first (a page opened late ends it).
         await lifecycle.expire_overdue(self.socket.channel_layer, self._pk, self.socket.user)
         stored = await history.load(self._pk, up_to_item_id=None)
@@ -107,16 +105,16 @@ class Relay:
         calls = await history.send_frame(self.socket.send_json, self._pk, stored, active_run)
         degraded = active_run is not None and "text" not in active_run
         self._degraded = active_run["run_id"] if degraded else None
-        for call in calls:
-            # The waiting run's next events continue its numbering.
+        for run in stored.runs:  # ends the frame shows: a late copy is not shown again
+            if run.status not in ("running", "waiting"):
+                self.watch.ended(run.run_id)
+        for call in calls:  # the waiting run's next events continue its numbering
             self.sequencer.expect(call.run_id, call.seq + 1)
             self.watch.expires(call.expires_at)
         if active_run is not None:
             self.watch.following(active_run["run_id"])
         else:
             self.watch.following(calls[0].run_id if calls else None, waits=True)
-
-    # Catching up on a run in flight --------------------------------------------------
 
     async def _catch_up(self) -> None:
         """A run is in flight (here or in another worker): ask it where it is, and hold
@@ -209,8 +207,6 @@ class Relay:
         if follow is not None and self.sequencer.is_behind(*follow):
             await self._catch_up()  # it started while an earlier run was caught up on
 
-    # A run's events, through the channel layer -----------------------------------
-
     async def on_event(self, message: dict[str, Any]) -> None:
         if fanout.from_this_process(message):
             return  # the run handed it to this socket's inbox already
@@ -228,6 +224,9 @@ class Relay:
             self.watch.expires(event.get("expires_at"))
         elif event.get("type") in runs.TERMINAL_EVENTS:
             self.watch.expiry_over()
+            if self._probing:  # the run ended while the tab checked on it: that answers it
+                self._probing = self._awaiting_snapshot = False
+                await self._flush_buffer()
         if self._buffer is not None:
             if len(self._buffer) < _MAX_BUFFERED:
                 self._buffer.append(event)

@@ -74,8 +74,6 @@ class Watch:
 
     def following(self, run_id: str | None, *, waits: bool = False) -> None:
         """The tab shows ``run_id`` in progress (None: no run); the silence timer restarts."""
-        if self.live is not None and run_id != self.live:
-            self._ended.append(self.live)  # what the tab shows now replaced it
         self.live, self.waits = run_id, waits
         self._restart_silence()
 
