@@ -28,12 +28,21 @@ _postgres: PostgresChannelLayer | None = None
 
 def stream_layer() -> Any:
     """The channel layer for HTTP streams (see the module)."""
-    configured = _channels_layer()
-    if configured is not None:
-        return configured
-    if connections["default"].vendor == "postgresql" and _psycopg3():
-        return postgres_layer()
-    return local_layer()
+    kind = stream_layer_kind()
+    if kind == "channels":
+        return _channels_layer()
+    return postgres_layer() if kind == "postgres" else local_layer()
+
+
+def stream_layer_kind() -> str:
+    """Which layer ``stream_layer()`` gives: "channels", "postgres" or "local"."""
+    if getattr(settings, "CHANNEL_LAYERS", None) and _channels_installed():
+        return "channels"
+    return "postgres" if on_postgresql() and _psycopg3() else "local"
+
+
+def on_postgresql() -> bool:
+    return bool(connections["default"].vendor == "postgresql")
 
 
 def local_layer() -> LocalChannelLayer:
@@ -55,13 +64,14 @@ def _psycopg3() -> bool:
     return importlib.util.find_spec("psycopg") is not None
 
 
+def _channels_installed() -> bool:
+    # CHANNEL_LAYERS may be configured for a project that also runs without Channels.
+    return importlib.util.find_spec("channels") is not None
+
+
 def _channels_layer() -> Any:
-    if not getattr(settings, "CHANNEL_LAYERS", None):
-        return None
-    try:
-        from channels.layers import get_channel_layer
-    except ImportError:  # configured for a project that also runs without Channels
-        return None
+    from channels.layers import get_channel_layer
+
     return get_channel_layer()
 
 

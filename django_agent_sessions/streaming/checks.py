@@ -13,12 +13,15 @@ from django.utils.module_loading import import_string
 
 from django_agent_sessions.checks import check_positive
 from django_agent_sessions.conf import DEFAULTS, app_settings
+from django_agent_sessions.layers.checks import rate_limit_cache_warnings
 from django_agent_sessions.retention import parse_duration
 from django_agent_sessions.streaming.agent_loading import configured_target
 from django_agent_sessions.streaming.ratelimit import parse_rate
 from django_agent_sessions.transports import channels_installed, chat_transport
 
 _ID = "django_agent_sessions"
+# Channel layers that reach one process only.
+_PER_PROCESS_LAYERS = ("channels.layers.InMemoryChannelLayer",)
 
 
 _POSITIVE_SECONDS = (
@@ -233,38 +236,13 @@ def _check_redis_timeouts() -> list[CheckMessage]:
     return []
 
 
-# Caches that live inside one process: each worker would count the rate limit alone.
-_PER_PROCESS_CACHES = (
-    "django.core.cache.backends.locmem.LocMemCache",
-    "django.core.cache.backends.dummy.DummyCache",
-)
-# Channel layers that reach one process only.
-_PER_PROCESS_LAYERS = ("channels.layers.InMemoryChannelLayer",)
-
-
 def _check_rate_limit_cache() -> list[CheckMessage]:
-    """A rate limit counted in a per-process cache while the channel layer spans
-    processes (several workers): each worker allows the whole limit."""
-    if app_settings.RATE_LIMIT is None:
-        return []
+    """W013 for the websocket transport: Channels' layer (``layers.checks``)."""
     layer = (getattr(settings, "CHANNEL_LAYERS", None) or {}).get("default") or {}
     backend = str(layer.get("BACKEND", ""))
     if not backend or backend in _PER_PROCESS_LAYERS:
         return []
-    cache = (getattr(settings, "CACHES", None) or {}).get("default") or {}
-    cache_backend = str(cache.get("BACKEND", _PER_PROCESS_CACHES[0]))
-    if cache_backend not in _PER_PROCESS_CACHES:
-        return []
-    return [
-        Warning(
-            f"AGENT_SESSIONS['RATE_LIMIT'] is counted in the default cache ({cache_backend}), "
-            "which each worker process keeps for itself, while the channel layer "
-            f"({backend}) spans processes.",
-            hint="With N workers a user may start N times the limit. Use a cache shared "
-            "by all workers (Redis, Memcached or the database) as CACHES['default'].",
-            id=f"{_ID}.W013",
-        )
-    ]
+    return rate_limit_cache_warnings(backend)
 
 
 def _check_transport() -> list[CheckMessage]:
