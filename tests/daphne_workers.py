@@ -8,6 +8,7 @@ sets (its agent, its channel prefix, a lossy layer).
 
 from __future__ import annotations
 
+import os
 import signal
 import socket
 import subprocess
@@ -15,9 +16,14 @@ import sys
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
-from tests.processes import REPO_ROOT
+import pytest
+
+from tests.processes import REPO_ROOT, worker_env
 
 
 class Worker:
@@ -74,3 +80,21 @@ class Worker:
 
     def log(self) -> str:
         return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
+
+
+@contextmanager
+def two_workers(
+    log_dir: Path, *, command: tuple[str, ...] = (), **env: str
+) -> Iterator[list[Worker]]:
+    """Workers A and B on the test run's database and Redis, with ``env`` added (each
+    test gives its own ``AGENT_SESSIONS_CHANNEL_PREFIX``); stopped on the way out."""
+    if not os.environ.get("REDIS_URL"):
+        pytest.fail("REDIS_URL is not set: run bin/test, which starts Redis.")
+    started = [Worker(worker_env(**env), log_dir / f"worker-{name}.log", command) for name in "ab"]
+    try:
+        for worker in started:
+            worker.start()
+        yield started
+    finally:
+        for worker in started:
+            worker.close()

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import signal
 import time
 import uuid
@@ -22,9 +21,8 @@ import pytest
 import websockets
 
 from django_agent_sessions.models import AgentRun, SessionItem
-from tests.daphne_workers import Worker
+from tests.daphne_workers import Worker, two_workers
 from tests.live_clients import LiveSocket
-from tests.processes import worker_env
 from tests.shown import Shown
 from tests.websockets import login_cookie
 
@@ -43,22 +41,14 @@ LONG = "tell me a long story"  # its reply streams for about ten seconds
 
 @pytest.fixture(params=sorted(SERVERS))
 def workers(request, tmp_path) -> Iterator[list[Worker]]:
-    if not os.environ.get("REDIS_URL"):
-        pytest.fail("REDIS_URL is not set: run bin/test, which starts Redis.")
-    env = worker_env(
+    with two_workers(
+        tmp_path,
+        command=SERVERS[request.param],
         AGENT_SESSIONS_TEST_AGENT="tests.chat_agent.make_demo_agent",
         AGENT_SESSIONS_CHANNEL_PREFIX=f"drain-{uuid.uuid4().hex[:8]}:",
         AGENT_SESSIONS_TEST_SETTINGS=json.dumps({"DRAIN_SECONDS": DRAIN_SECONDS}),
-    )
-    command = SERVERS[request.param]
-    started = [Worker(env, tmp_path / f"worker-{n}.log", command) for n in ("a", "b")]
-    try:
-        for worker in started:
-            worker.start()
+    ) as started:
         yield started
-    finally:
-        for worker in started:
-            worker.close()
 
 
 async def _until_closed(tab: LiveSocket, page: Shown) -> int:

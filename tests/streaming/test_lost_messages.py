@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import time
 import uuid
 from collections.abc import Iterator
@@ -22,9 +21,8 @@ from typing import Any
 import pytest
 
 from django_agent_sessions.models import SessionItem
-from tests.daphne_workers import Worker
+from tests.daphne_workers import Worker, two_workers
 from tests.live_clients import LiveSocket, LiveSseTab
-from tests.processes import worker_env
 from tests.shown import Shown
 from tests.websockets import login_cookie
 
@@ -41,22 +39,14 @@ AT_ONCE = 10
 
 @pytest.fixture
 def workers(tmp_path) -> Iterator[list[Worker]]:
-    if not os.environ.get("REDIS_URL"):
-        pytest.fail("REDIS_URL is not set: run bin/test, which starts Redis.")
-    env = worker_env(
+    with two_workers(
+        tmp_path,
         AGENT_SESSIONS_TEST_AGENT="tests.chat_agent.make_demo_agent",
         AGENT_SESSIONS_CHANNEL_PREFIX=f"lossy-{uuid.uuid4().hex[:8]}:",
         AGENT_SESSIONS_TEST_SETTINGS=json.dumps(TIMERS),
         AGENT_SESSIONS_TEST_LOSS=json.dumps(LOSS),
-    )
-    started = [Worker(env, tmp_path / f"daphne-{n}.log") for n in ("a", "b")]
-    try:
-        for worker in started:
-            worker.start()
+    ) as started:
         yield started
-    finally:
-        for worker in started:
-            worker.close()
 
 
 async def _follow(tab: Any, shown: Shown, settled: asyncio.Event) -> None:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import uuid
 from collections.abc import Iterator
 from typing import Any
@@ -18,8 +17,7 @@ import pytest
 from websockets.asyncio.client import ClientConnection, connect
 
 from django_agent_sessions.models import AgentRun, SessionItem, ToolApproval
-from tests.daphne_workers import Worker
-from tests.processes import worker_env
+from tests.daphne_workers import Worker, two_workers
 from tests.websockets import login_cookie
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.redis]
@@ -29,20 +27,12 @@ REPLY = "Done. call-ann: sent 5 to ann; call-bob: Not Bob."
 
 @pytest.fixture
 def workers(tmp_path) -> Iterator[list[Worker]]:
-    if not os.environ.get("REDIS_URL"):
-        pytest.fail("REDIS_URL is not set: run bin/test, which starts Redis.")
-    env = worker_env(
+    with two_workers(
+        tmp_path,
         AGENT_SESSIONS_TEST_AGENT=AGENT,
         AGENT_SESSIONS_CHANNEL_PREFIX=f"appr-{uuid.uuid4().hex[:8]}:",
-    )
-    started = [Worker(env, tmp_path / f"daphne-{n}.log") for n in ("a", "b")]
-    try:
-        for worker in started:
-            worker.start()
+    ) as started:
         yield started
-    finally:
-        for worker in started:
-            worker.close()
 
 
 class Client:
