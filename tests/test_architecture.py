@@ -36,6 +36,7 @@ REPO_DIR = PACKAGE_DIR.parent
 ARCHITECTURE_DOC = REPO_DIR / "docs" / "architecture.md"
 SQL = re.compile(r"\b(SELECT\s.+\sFROM|INSERT INTO|UPDATE\s+\S+\s+SET|DELETE FROM)\b", re.S)
 SQL_HOME = PACKAGE_DIR / "store" / "statements.py"
+STORE_DIR = PACKAGE_DIR / "store"
 # A module longer than this must say at its top why it is.
 MAX_LINES = 300
 
@@ -82,6 +83,19 @@ def test_the_shared_package_is_entered_only_through_its_doors():
 def test_the_websocket_transport_is_its_consumer_and_routes():
     modules = {path.stem for path in (PACKAGE_DIR / "websocket").glob("*.py")}
     assert modules <= WEBSOCKET_MODULES
+
+
+def test_every_database_transaction_lives_in_store():
+    """No module outside ``store/`` opens a Django transaction (``store/__init__.py``)."""
+    offenders = []
+    for path in PACKAGE_DIR.rglob("*.py"):
+        if STORE_DIR in path.parents or "migrations" in path.parts:
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            imports = isinstance(node, ast.ImportFrom) and node.module == "django.db"
+            if imports and any(alias.name == "transaction" for alias in node.names):
+                offenders.append(str(path.relative_to(PACKAGE_DIR)))
+    assert offenders == []
 
 
 def test_sql_text_lives_in_store_statements_only():

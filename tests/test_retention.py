@@ -13,6 +13,7 @@ from django.utils import timezone
 
 from django_agent_sessions import retention
 from django_agent_sessions.models import AgentSession, SessionItem
+from django_agent_sessions.store import removal
 from tests.conversations import item_selects, make_conversation, transcript_items
 
 pytestmark = pytest.mark.django_db
@@ -96,14 +97,14 @@ def test_prune_deletes_only_idle_conversations(batch_size):
 
 def test_prune_keeps_a_conversation_that_became_active_meanwhile(monkeypatch):
     old, _ = ages(40, 35)
-    real_lock = retention._lock
+    real_lock = removal._lock
 
     def lock_after_activity(using, pks, *, before):
         # A DjangoSession write lands between the batch query and the lock.
         AgentSession.objects.filter(pk=old.pk).update(updated_at=timezone.now())
         return real_lock(using, pks, before=before)
 
-    monkeypatch.setattr(retention, "_lock", lock_after_activity)
+    monkeypatch.setattr(removal, "_lock", lock_after_activity)
     removed = retention.prune(timedelta(days=30), batch_size=1)
     assert removed == retention.Removed(conversations=1, items=7)
     assert list(AgentSession.objects.all()) == [old]

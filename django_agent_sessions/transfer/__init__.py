@@ -18,10 +18,10 @@ of it in one transaction.
 
 from __future__ import annotations
 
+from django_agent_sessions.store.importing import Conversation
 from django_agent_sessions.transfer.exporting import export_chunks
 from django_agent_sessions.transfer.format import FORMAT, FORMATS, VERSION, format_for
 from django_agent_sessions.transfer.importing import (
-    Conversation,
     Imported,
     TransferError,
     detect_format,

@@ -1,20 +1,20 @@
-"""Reading an export back: validate everything, then write it all in one transaction."""
+"""Reading an export back: validate everything, then write it all in one transaction
+(``store.importing``)."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from django.contrib.auth import get_user_model
-from django.db import router, transaction
-
 from django_agent_sessions import serialization
 from django_agent_sessions.conf import app_settings
-from django_agent_sessions.models import SESSION_ID_MAX_LENGTH, AgentSession, SessionItem
+from django_agent_sessions.models import SESSION_ID_MAX_LENGTH
 from django_agent_sessions.serialization import EncodedItem
+from django_agent_sessions.store import importing as store_importing
+from django_agent_sessions.store.importing import Conversation
 from django_agent_sessions.transfer.format import (
     FORMAT,
     FORMATS,
@@ -26,19 +26,6 @@ from django_agent_sessions.transfer.format import (
 
 class TransferError(ValueError):
     """An import file that cannot be loaded; the message names the problem and where."""
-
-
-@dataclass(frozen=True)
-class Conversation:
-    """One validated conversation, ready to insert."""
-
-    session_id: str
-    owner: str | None
-    title: str
-    metadata: Any
-    created_at: datetime
-    updated_at: datetime
-    items: list[tuple[datetime, EncodedItem]]
 
 
 @dataclass(frozen=True)
@@ -85,25 +72,15 @@ def import_conversations(
     conversations: Sequence[Conversation], *, using: str | None = None
 ) -> Imported:
     """Insert validated conversations in one transaction; all or nothing."""
-    using = using or router.db_for_write(AgentSession)
-    with transaction.atomic(using=using):
-        owners = _owner_pks(conversations, using)
-        taken = set(
-            AgentSession.objects.using(using)
-            .filter(session_id__in=[c.session_id for c in conversations])
-            .values_list("session_id", flat=True)
+    try:
+        store_importing.insert(
+            conversations,
+            using=using,
+            conversation_batch=IMPORT_INSERT_BATCH,
+            item_batch=ITEM_BATCH,
         )
-        if taken:
-            raise TransferError(
-                f"Conversation {sorted(taken)[0]!r} already exists; delete it first or "
-                "leave it out of the file. Nothing was imported."
-            )
-        rows = AgentSession.objects.using(using).bulk_create(
-            [_row(c, owners) for c in conversations], batch_size=IMPORT_INSERT_BATCH
-        )
-        SessionItem.objects.using(using).bulk_create(
-            _item_rows(rows, conversations), batch_size=ITEM_BATCH
-        )
+    except store_importing.Conflict as conflict:
+        raise TransferError(str(conflict)) from None
     return Imported(len(conversations), sum(len(c.items) for c in conversations))
 
 
@@ -213,50 +190,3 @@ def _check_unique(conversations: Iterable[Conversation]) -> None:
         if conversation.session_id in seen:
             raise TransferError(f"Conversation {conversation.session_id!r} appears twice.")
         seen.add(conversation.session_id)
-
-
-def _owner_pks(conversations: Sequence[Conversation], using: str) -> dict[str, Any]:
-    names = {c.owner for c in conversations if c.owner is not None}
-    if not names:
-        return {}
-    user_model = get_user_model()
-    field = user_model.USERNAME_FIELD
-    found = dict(
-        user_model._default_manager.db_manager(using)
-        .filter(**{f"{field}__in": names})
-        .values_list(field, "pk")
-    )
-    missing = sorted(names - set(found))
-    if missing:
-        raise TransferError(
-            f"Owner {missing[0]!r} does not exist; create the user first. Nothing was imported."
-        )
-    return found
-
-
-def _row(conversation: Conversation, owners: dict[str, Any]) -> AgentSession:
-    return AgentSession(
-        session_id=conversation.session_id,
-        owner_id=owners.get(conversation.owner) if conversation.owner else None,
-        title=conversation.title,
-        metadata=conversation.metadata,
-        item_count=len(conversation.items),
-        created_at=conversation.created_at,
-        updated_at=conversation.updated_at,
-    )
-
-
-def _item_rows(
-    rows: Sequence[AgentSession], conversations: Sequence[Conversation]
-) -> Iterator[SessionItem]:
-    for row, conversation in zip(rows, conversations, strict=True):
-        for created_at, item in conversation.items:
-            yield SessionItem(
-                session_id=row.pk,
-                payload=item.payload,
-                item_type=item.item_type,
-                role=item.role,
-                call_id=item.call_id,
-                preview=item.preview,
-                created_at=created_at,
-            )
