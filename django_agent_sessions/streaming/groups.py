@@ -1,4 +1,4 @@
-"""The channel-layer groups of one socket, in one place.
+"""The channel-layer groups of one socket, and the groups' names, in one place.
 
 A socket open on an id whose conversation does not exist yet waits in the id's pending
 group; the first message creates the conversation and tells that group its primary key,
@@ -16,15 +16,39 @@ conversation's run (``agent.left``), which then asks whether anybody still watch
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable
 from typing import Any, Protocol
 
 from django_agent_sessions.store import conversations
-from django_agent_sessions.streaming import layer, runs
+from django_agent_sessions.streaming import layer
 from django_agent_sessions.streaming.socket_io import SocketIO
 
 # This process's sockets waiting on a new id: by pending group, then channel name.
 _waiting_here: dict[str, dict[str, Callable[[int], None]]] = {}
+
+
+def group_name(session_pk: int) -> str:
+    """The group of the sockets watching a conversation."""
+    return f"agent_sessions.{session_pk}"
+
+
+def pending_group_name(session_id: str, owner_id: Any) -> str:
+    """The group of one owner's sockets open on an id whose conversation does not exist yet.
+
+    The first message creates the conversation and tells this group its primary key, so
+    every tab of the owner already open on the new id joins the conversation and sees
+    the run. The owner is part of the name: another user's socket open on the same id
+    (which will be refused the conversation) never hears of it.
+    """
+    key = f"{owner_id!r}\x00{session_id}"
+    digest = hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:48]
+    return f"agent_sessions.new.{digest}"
+
+
+def control_group_name(session_pk: int) -> str:
+    """The group of the run of a conversation (at most one member at a time)."""
+    return f"agent_sessions.{session_pk}.run"
 
 
 class Socket(Protocol):
@@ -54,7 +78,7 @@ class Groups:
         if it was created meanwhile (after the caller found no conversation, before
         this socket waited: nobody will announce it to this socket), else None. Raises
         ``SessionOwnershipError`` if someone else created it."""
-        self._pending = runs.pending_group_name(session_id, owner_id)
+        self._pending = pending_group_name(session_id, owner_id)
         _waiting_here.setdefault(self._pending, {})[self.channel] = self._created_here
         await layer.retrying(self.layer.group_add, self._pending, self.channel)
         found = await conversations.afind_conversation(session_id, owner_id=owner_id)
@@ -72,12 +96,12 @@ class Groups:
         await self._leave_pending()
         self.conversation_pk = conversation_pk
         self.io.watch(conversation_pk, self.channel)
-        await layer.retrying(self.layer.group_add, runs.group_name(conversation_pk), self.channel)
+        await layer.retrying(self.layer.group_add, group_name(conversation_pk), self.channel)
 
     async def rejoin(self) -> None:
         """After the layer lost them (a Redis restart)."""
         if self.conversation_pk is not None:
-            group = runs.group_name(self.conversation_pk)
+            group = group_name(self.conversation_pk)
             await layer.retrying(self.layer.group_add, group, self.channel)
 
     async def leave(self, *, tell_the_run: bool = True) -> None:
@@ -86,13 +110,13 @@ class Groups:
         self.io.close()  # (watching from a creation here, even before joining)
         if self.conversation_pk is None:
             return
-        group = runs.group_name(self.conversation_pk)
+        group = group_name(self.conversation_pk)
         await layer.retrying(self.layer.group_discard, group, self.channel)
         if not tell_the_run:
             return
         await layer.retrying(
             self.layer.group_send,
-            runs.control_group_name(self.conversation_pk),
+            control_group_name(self.conversation_pk),
             {"type": "agent.left"},
         )
 
@@ -112,7 +136,7 @@ async def announce_creation(
     """Bring every tab of the owner waiting on the new id into the conversation: this
     process's directly when this call ``created`` it (nothing can have run in it yet),
     the others, and every tab when it existed already, through the layer."""
-    pending = runs.pending_group_name(session_id, owner_id)
+    pending = pending_group_name(session_id, owner_id)
     told_here = _waiting_here.pop(pending, {}) if created else {}
     for created_here in list(told_here.values()):
         created_here(conversation_pk)

@@ -38,12 +38,9 @@ from django_agent_sessions.store import pending
 from django_agent_sessions.store import runs as store_runs
 from django_agent_sessions.store.hops import UNAVAILABLE
 from django_agent_sessions.streaming import fanout, layer
+from django_agent_sessions.streaming.groups import control_group_name, group_name
 from django_agent_sessions.streaming.outcomes import (
     FAILED,
-)
-from django_agent_sessions.streaming.runs import (
-    control_group_name,
-    group_name,
 )
 
 logger = logging.getLogger(__name__)

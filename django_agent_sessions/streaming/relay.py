@@ -35,7 +35,7 @@ from typing import Any, Protocol
 
 from django_agent_sessions.conf import app_settings
 from django_agent_sessions.store.conversations import History
-from django_agent_sessions.streaming import fanout, history, layer, lifecycle, runs, wire
+from django_agent_sessions.streaming import fanout, groups, history, layer, lifecycle, runs, wire
 from django_agent_sessions.streaming.ordering import Sequencer
 from django_agent_sessions.streaming.watch import Watch, later
 
@@ -133,7 +133,7 @@ class Relay:
         try:
             await layer.retrying(
                 self.socket.channel_layer.group_send,
-                runs.control_group_name(self._pk),
+                groups.control_group_name(self._pk),
                 {"type": "agent.catchup", "reply_to": self.socket.channel_name},
             )
         except Exception:

@@ -14,14 +14,13 @@ conversation for:
   the run asks the event group who is still there (``agent.presence``) and cancels
   itself if nobody answers (``agent.here``) within ``PRESENCE_TIMEOUT_SECONDS``.
 
-Group names are derived from the conversation's primary key, never from the id the
-client sent.
+Group names (``groups``) are derived from the conversation's primary key, never from
+the id the client sent.
 """
 
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import logging
 import uuid
 from dataclasses import dataclass
@@ -34,6 +33,7 @@ from django_agent_sessions.serialization import valid_unicode
 from django_agent_sessions.store import runs as store_runs
 from django_agent_sessions.streaming import fanout, layer
 from django_agent_sessions.streaming.events import StreamedRun
+from django_agent_sessions.streaming.groups import control_group_name, group_name
 from django_agent_sessions.streaming.outcomes import FAILED
 
 logger = logging.getLogger(__name__)
@@ -45,29 +45,6 @@ _ANNOUNCED = TERMINAL_EVENTS | {"run.started", "approval.requested"}
 
 # Runs of this process, by conversation primary key.
 _local_runs: dict[int, ActiveRun] = {}
-
-
-def group_name(session_pk: int) -> str:
-    """The group of the sockets watching a conversation."""
-    return f"agent_sessions.{session_pk}"
-
-
-def pending_group_name(session_id: str, owner_id: Any) -> str:
-    """The group of one owner's sockets open on an id whose conversation does not exist yet.
-
-    The first message creates the conversation and tells this group its primary key, so
-    every tab of the owner already open on the new id joins the conversation and sees
-    the run. The owner is part of the name: another user's socket open on the same id
-    (which will be refused the conversation) never hears of it.
-    """
-    key = f"{owner_id!r}\x00{session_id}"
-    digest = hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:48]
-    return f"agent_sessions.new.{digest}"
-
-
-def control_group_name(session_pk: int) -> str:
-    """The group of the run of a conversation (at most one member at a time)."""
-    return f"agent_sessions.{session_pk}.run"
 
 
 def local_run(session_pk: int) -> ActiveRun | None:

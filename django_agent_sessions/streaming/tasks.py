@@ -21,6 +21,7 @@ from django_agent_sessions.store import approvals as store_approvals
 from django_agent_sessions.store import runs as store_runs
 from django_agent_sessions.streaming import fanout, lifecycle, paused
 from django_agent_sessions.streaming.events import StreamedRun
+from django_agent_sessions.streaming.groups import group_name
 from django_agent_sessions.streaming.outcomes import (
     CANCELLED,
     COMPLETED,
@@ -29,7 +30,7 @@ from django_agent_sessions.streaming.outcomes import (
     interrupted_end,
     usage_dict,
 )
-from django_agent_sessions.streaming.runs import ActiveRun, RunRequest, group_name
+from django_agent_sessions.streaming.runs import ActiveRun, RunRequest
 
 logger = logging.getLogger(__name__)
 

@@ -18,7 +18,7 @@ from channels.layers import get_channel_layer
 from django.utils import timezone
 
 from django_agent_sessions.models import AgentRun
-from django_agent_sessions.streaming import fanout, runs
+from django_agent_sessions.streaming import fanout, groups, runs
 from tests import chat_agent
 from tests.scripted import streamed_reply
 from tests.websocket.fanout_helpers import (  # noqa: F401 - fixtures
@@ -36,7 +36,7 @@ REMOTE = "remote-worker.socket"
 
 async def remote_socket(conversation_pk: int) -> Any:
     layer = get_channel_layer()
-    await layer.group_add(runs.group_name(conversation_pk), REMOTE)
+    await layer.group_add(groups.group_name(conversation_pk), REMOTE)
     return layer
 
 
@@ -84,7 +84,7 @@ async def test_a_catchup_from_elsewhere_makes_the_run_publish_every_later_event(
 
     # What a socket of another worker does on an unfollowed run.started.
     await layer.group_send(
-        runs.control_group_name(conversation_pk),
+        groups.control_group_name(conversation_pk),
         {"type": "agent.catchup", "reply_to": REMOTE},
     )
     snapshot = (await asyncio.wait_for(layer.receive(REMOTE), 5))["snapshot"]

@@ -64,7 +64,7 @@ async def test_another_workers_creation_asks_for_a_catch_up():
     layer = LocalChannelLayer()
     tab = await waiting(layer)
     await layer.group_send(
-        groups.runs.pending_group_name(SESSION_ID, 7),
+        groups.pending_group_name(SESSION_ID, 7),
         {"type": "agent.created", "conversation_pk": 42},
     )
     assert groups.joined_from_start(await tab.next()) is False

@@ -14,7 +14,7 @@ from channels.layers import get_channel_layer
 from django_agent_sessions import DjangoSession
 from django_agent_sessions.models import AgentSession
 from django_agent_sessions.store import conversations
-from django_agent_sessions.streaming import runs
+from django_agent_sessions.streaming import groups
 from tests import chat_agent
 from tests.conversations import run_statuses
 from tests.scripted import streamed_reply, tool_turn
@@ -205,7 +205,7 @@ async def test_run_events_reach_the_socket_while_the_database_thread_is_busy(
     await asyncio.sleep(0.05)
     event = {"type": "text.delta", "run_id": "r", "seq": 1, "delta": "hello"}
     layer = get_channel_layer()
-    await layer.group_send(runs.group_name(pk), {"type": "agent.event", "event": event})
+    await layer.group_send(groups.group_name(pk), {"type": "agent.event", "event": event})
     try:
         assert await socket.receive(timeout=0.5) == event
     finally:
