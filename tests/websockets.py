@@ -35,14 +35,22 @@ class Socket:
     # the next test (whose event loop is another one).
     opened: list[Socket] = []
 
-    def __init__(self, session_id: str, cookie: bytes | None, origin: bytes | None = ORIGIN):
+    def __init__(
+        self,
+        session_id: str,
+        cookie: bytes | None,
+        origin: bytes | None = ORIGIN,
+        query: str = "",
+    ):
         headers = []
         if origin is not None:
             headers.append((b"origin", origin))
         if cookie is not None:
             headers.append((b"cookie", cookie))
         self.communicator = WebsocketCommunicator(
-            websocket_application, f"/ws/agent-sessions/{session_id}/", headers=headers
+            websocket_application,
+            f"/ws/agent-sessions/{session_id}/" + (f"?{query}" if query else ""),
+            headers=headers,
         )
         self.received: list[dict[str, Any]] = []
         Socket.opened.append(self)

@@ -2,8 +2,9 @@
 
 Each frame is one event: ``event:`` its type, ``data:`` its JSON on one line, and for a
 run's numbered events ``id: <run_id>:<seq>`` (the browser sends the last one back as
-``Last-Event-ID`` when it reconnects). A comment line is a heartbeat: proxies that close
-silent connections (nginx after 60 s) see traffic, and the browser sees nothing.
+``Last-Event-ID`` when it reconnects, and the stream resumes there: ``streaming.replay``).
+A comment line is a heartbeat: proxies that close silent connections (nginx after 60 s)
+see traffic, and the browser sees nothing.
 """
 
 from __future__ import annotations
@@ -37,7 +38,9 @@ def event_text(frame: dict[str, Any]) -> str:
     """One frame as an event (``wire.frame_text`` has no line breaks: JSON escapes them)."""
     lines = []
     event_id = frame_id(frame)
-    if event_id:
+    if event_id or frame["type"] == "history":
+        # A history frame sets (or, with no run in flight, clears) where a reconnecting
+        # browser resumes from: what it had before is in the frame.
         lines.append(f"id: {event_id}")
     lines.append(f"event: {frame['type']}")
     lines.append(f"data: {wire.frame_text(frame)}")
@@ -47,6 +50,8 @@ def event_text(frame: dict[str, Any]) -> str:
 def frame_id(frame: dict[str, Any]) -> str:
     """``<run_id>:<seq>`` for a run's numbered events, else empty (no ``id:`` line: the
     browser keeps the last one it had)."""
+    if frame.get("type") == "history":
+        frame = frame.get("active_run") or {}  # where the run stood: its snapshot
     seq, run_id = frame.get("seq"), frame.get("run_id")
     if isinstance(seq, int) and not isinstance(seq, bool) and isinstance(run_id, str):
         return f"{run_id}:{seq}"

@@ -42,8 +42,9 @@ class EventStream:
     the garbage collector when the client leaves while a write is in flight).
     """
 
-    def __init__(self, visitor: Visitor) -> None:
+    def __init__(self, visitor: Visitor, resume: tuple[str, int] | None = None) -> None:
         self.visitor = visitor
+        self.resume = resume  # where the browser's Last-Event-ID says it was
         self.channel_layer = visitor.channel_layer
         # A channel of its own, as a run's control channel (see ``runs.ActiveRun.join``):
         # channels_redis multiplexes new_channel() channels over one receive, which a
@@ -124,7 +125,7 @@ class EventStream:
 
     async def _follow(self) -> None:
         try:
-            await self.follower.open()
+            await self.follower.open(resume=self.resume)
             while True:
                 await self.follower.handle(await self.io.next_message())
         except asyncio.CancelledError:

@@ -30,7 +30,7 @@ from django_agent_sessions.conf import app_settings
 from django_agent_sessions.exceptions import SessionOwnershipError
 from django_agent_sessions.sse.stream import EventStream
 from django_agent_sessions.sse.visitor import Refused, visitor_for
-from django_agent_sessions.streaming import actions, frames, history
+from django_agent_sessions.streaming import actions, frames, history, replay
 from django_agent_sessions.streaming.visitor import Visitor
 
 _T = TypeVar("_T")
@@ -56,7 +56,8 @@ async def events(request: HttpRequest, session_id: str) -> HttpResponseBase:
     except Refused as refused:
         return _refused(refused.status)
     response = StreamingHttpResponse(
-        EventStream(visitor), content_type="text/event-stream; charset=utf-8"
+        EventStream(visitor, replay.position(request.headers.get("Last-Event-ID"))),
+        content_type="text/event-stream; charset=utf-8",
     )
     response["Cache-Control"] = "no-cache"
     response["X-Accel-Buffering"] = "no"  # nginx: write each event as it comes

@@ -19,11 +19,13 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from django_agent_sessions.conf import app_settings
 from django_agent_sessions.streaming import drain, groups, history, layer, lifecycle, lost
 from django_agent_sessions.streaming.groups import Groups
 from django_agent_sessions.streaming.relay import Relay
 from django_agent_sessions.streaming.socket_io import SocketIO
 from django_agent_sessions.streaming.visitor import Visitor
+from django_agent_sessions.streaming.watch import later
 
 logger = logging.getLogger(__name__)
 
@@ -60,7 +62,10 @@ class Follower:
             "agent.presence": self._on_presence,
             "agent.resync": self._on_resync,
             "agent.created": self._on_created,
+            "agent.replayed": self._on_replayed,
+            "agent.replay_timeout": self._on_replay_timeout,
         }
+        self._resuming: tuple[str, int] | None = None  # (run_id, seq) the tab had
 
     @property
     def user(self) -> Any:
@@ -77,8 +82,9 @@ class Follower:
         """A timer's message, into this tab's own inbox (works while the layer is down)."""
         self.io.deliver_local(message)
 
-    async def open(self) -> None:
+    async def open(self, resume: tuple[str, int] | None = None) -> None:
         """Join the conversation and send its state; on a new id, wait for its creation.
+        ``resume``: the ``(run_id, seq)`` the tab showed last (``replay``).
 
         Raises ``SessionOwnershipError`` when someone else created the id meanwhile.
         """
@@ -96,7 +102,8 @@ class Follower:
             await history.send_empty_frame(self.send_json)
             return
         await self.join(conversation_pk)
-        await self.relay.send_history()
+        if resume is None or not await self._resume(*resume):
+            await self.relay.send_history()
 
     async def join(self, conversation_pk: int) -> None:
         self.visitor.conversation_pk = conversation_pk
@@ -127,6 +134,42 @@ class Follower:
             self.io.close()
 
     # What the layer brings ---------------------------------------------------------
+
+    async def _resume(self, run_id: str, seq: int) -> bool:
+        """Ask the run for the events after ``seq``; False if it is not running."""
+        status, _seq = await history.run_progress(run_id) or ("", 0)
+        if status != "running":
+            return False
+        self._resuming = (run_id, seq)
+        # What comes live meanwhile is held after the gap the replay fills.
+        self.relay.sequencer.expect(run_id, seq + 1)
+        self.relay.watch.following(run_id)
+        timeout = float(app_settings.CATCHUP_TIMEOUT_SECONDS)
+        later(timeout, self.wake, {"type": "agent.replay_timeout"})
+        ask = {"type": "agent.replay", "reply_to": self.channel_name, "after": seq}
+        try:
+            group = groups.control_group_name(self.visitor.conversation_pk or 0)
+            await layer.retrying(self.channel_layer.group_send, group, ask)
+        except Exception:
+            logger.warning("Could not ask a run for the events a tab missed.")
+        return True
+
+    async def _on_replayed(self, message: dict[str, Any]) -> None:
+        resuming, self._resuming = self._resuming, None
+        events = message.get("events")
+        if resuming is None or message.get("run_id") != resuming[0] or events is None:
+            if resuming is not None:
+                await self.relay.send_history()
+            return
+        run_id, seq = resuming
+        await self.send_json({"type": "resumed", "run_id": run_id, "seq": seq})
+        for event in events:
+            await self.relay.on_event({"type": "agent.event", "event": event})
+
+    async def _on_replay_timeout(self, message: dict[str, Any]) -> None:
+        if self._resuming is not None:
+            self._resuming = None
+            await self.relay.send_history()
 
     async def _on_snapshot(self, message: dict[str, Any]) -> None:
         await self.relay.on_snapshot(message["snapshot"])

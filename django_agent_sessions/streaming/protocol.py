@@ -192,6 +192,7 @@ SERVER_FRAMES: dict[str, Shape] = {
         },
     ),
     "history.page": Shape("The answer to load_older.", {"before": integer(), **PAGE}),
+    "resumed": Shape("On reconnecting mid-run: the run's events after seq follow.", RUN),
     "run.started": Shape(
         "A run began, or resumed after its approvals.",
         {**RUN, "agent": string("The agent's name.")},
@@ -288,7 +289,7 @@ def main(argv: list[str]) -> int:
     if "--check" in argv:
         stale = [path for path in paths if not path.exists() or path.read_text() != text]
         print("".join(f"{path} is stale: run without --check\n" for path in stale), end="")
-        return 1 if stale else 0
+        return int(bool(stale))
     for path in paths:
         path.write_text(text)
     return 0

@@ -10,6 +10,8 @@ conversation for:
 - ``agent.cancel``: a socket asked to stop the run (from any process);
 - ``agent.catchup``: a socket joined mid-run and wants a snapshot (``agent.snapshot``);
   one of another process makes the run publish every later event in the group;
+- ``agent.replay``: a tab that reconnected wants the events after its ``seq``
+  (``replay``; answered ``agent.replayed``);
 - ``agent.left``: a socket left; unless runs continue after the last socket is gone,
   the run asks the event group who is still there (``agent.presence``) and cancels
   itself if nobody answers (``agent.here``) within ``PRESENCE_TIMEOUT_SECONDS``.
@@ -35,6 +37,7 @@ from django_agent_sessions.streaming import fanout, layer
 from django_agent_sessions.streaming.events import StreamedRun
 from django_agent_sessions.streaming.groups import control_group_name, group_name
 from django_agent_sessions.streaming.outcomes import FAILED
+from django_agent_sessions.streaming.replay import EventLog
 
 logger = logging.getLogger(__name__)
 
@@ -98,6 +101,7 @@ class ActiveRun:
         self._followed = False
         # Stopped because its worker's drain time ran out (see ``drain``).
         self.interrupted = False
+        self.log = EventLog()  # what it published, for tabs that resume (``replay``)
 
     @property
     def run_id(self) -> str:
@@ -174,6 +178,7 @@ class ActiveRun:
     async def publish(self, event: dict[str, Any], *, copies: int = 1) -> None:
         """To this process's sockets directly, and through the layer what other workers
         need: every event once one of their sockets follows the run (see ``fanout``)."""
+        self.log.add(event)
         if self._followed or event["type"] in _ANNOUNCED:
             await fanout.broadcast(
                 self.layer,
@@ -221,10 +226,20 @@ class ActiveRun:
                 message["reply_to"],
                 {"type": "agent.snapshot", "snapshot": valid_unicode(self.snapshot())},
             )
+        elif kind == "agent.replay" and isinstance(message.get("reply_to"), str):
+            await self._replay(message["reply_to"], message.get("after"))
         elif kind == "agent.left" and not app_settings.CONTINUE_RUNS_AFTER_DISCONNECT:
             await self._ask_who_is_here()
         elif kind == "agent.here":
             self._someone_here = True
+
+    async def _replay(self, reply_to: str, after: Any) -> None:
+        """The events after ``after`` for a tab that resumes (``replay``)."""
+        if not fanout.is_local(reply_to):
+            self._followed = True  # (as for a catch-up: before the answer, no await)
+        events = self.log.after(after) if isinstance(after, int) else None
+        answer = {"type": "agent.replayed", "run_id": self.run_id, "events": events}
+        await layer.retrying(self.layer.send, reply_to, valid_unicode(answer))
 
     async def _ask_who_is_here(self) -> None:
         self._presence_round += 1

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 from typing import Any
+from urllib.parse import parse_qs
 
 from agents import Agent
 
@@ -26,7 +27,7 @@ except ImportError as missing:  # the core and the SSE transport do without Chan
 from django_agent_sessions import DjangoSession
 from django_agent_sessions.conf import app_settings
 from django_agent_sessions.exceptions import SessionOwnershipError
-from django_agent_sessions.streaming import actions, drain, frames, history, wire
+from django_agent_sessions.streaming import actions, drain, frames, history, replay, wire
 from django_agent_sessions.streaming.access import (  # noqa: F401 - public re-export
     CLOSE_ANONYMOUS,
     CLOSE_FORBIDDEN,
@@ -100,7 +101,7 @@ class AgentSessionConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
             restart=self._restart,
         )
         try:
-            await self.follower.open()
+            await self.follower.open(resume=self._resume_position())
         except SessionOwnershipError:  # someone else's since the lookup above
             await self.close(code=CLOSE_FORBIDDEN)
 
@@ -122,6 +123,11 @@ class AgentSessionConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
         # (a refused handshake reaches them as 1006). No frame is read or sent.
         await self.accept()
         await self.close(code=code)
+
+    def _resume_position(self) -> tuple[str, int] | None:
+        """``?resume=<run_id>:<seq>``: where a reconnecting page was (``replay``)."""
+        query = parse_qs(self.scope.get("query_string", b"").decode("latin-1"))
+        return replay.position((query.get("resume") or [""])[0])
 
     async def _restart(self) -> None:
         """This worker stops (``streaming.drain``): the page reconnects to another."""

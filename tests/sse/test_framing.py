@@ -23,6 +23,14 @@ def test_a_numbered_event_has_an_id_and_every_event_one_data_line():
     assert json.loads(lines[2].removeprefix("data: "))["delta"] == "two\nlines\r\u2028"
 
 
+def test_a_history_frame_sets_or_clears_where_a_reconnection_resumes():
+    snapshot = {"run_id": "r2", "seq": 4, "items": [], "text": "so far"}
+    with_run = framing.event_text({"type": "history", "items": [], "active_run": snapshot})
+    assert with_run.startswith("id: r2:4\nevent: history\n")
+    without = framing.event_text({"type": "history", "items": [], "active_run": None})
+    assert without.startswith("id: \nevent: history\n")  # an empty id clears the browser's
+
+
 def test_frames_without_a_sequence_have_no_id():
     assert framing.frame_id({"type": "history", "items": []}) == ""
     assert framing.frame_id({"type": "run.failed", "run_id": "r", "seq": None}) == ""

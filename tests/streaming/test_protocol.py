@@ -154,9 +154,12 @@ async def test_every_frame_the_server_sends_validates(alice_cookie, session_id):
     ]
     # A run cancelled mid-reply, while another tab joins it and a message is refused.
     await send({"type": "user_message", "text": "Tell me a story"})
-    await tab.until("text.delta")
+    delta = (await tab.until("text.delta"))[-1]
     joined = await Socket(session_id, alice_cookie).open()
     assert joined["active_run"]["items"][0]["text"] == "Tell me a story"
+    back = Socket(session_id, alice_cookie, query=f"resume={delta['run_id']}:{delta['seq']}")
+    assert (await back.connect())[0]
+    assert (await back.receive())["type"] == "resumed"  # a page reconnecting mid-run
     await send({"type": "user_message", "text": "Meanwhile?", "client_id": "c-2"})
     assert (await tab.until("error"))[-1]["code"] == "busy"
     await send({"type": "cancel"})

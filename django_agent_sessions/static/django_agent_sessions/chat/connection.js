@@ -2,13 +2,16 @@
  * A websocket that reconnects after a dropped connection, with exponential backoff and
  * jitter (so that a restarted server is not hit by every browser at the same instant).
  * Close codes 4401 (not signed in) and 4403 (not your conversation) are final; 4012 and
- * 1012 (the server restarts: another one takes over) reconnect at once.
+ * 1012 (the server restarts: another one takes over) reconnect at once. A page that
+ * reconnects during a run says where it was (?resume=<run_id>:<seq>), and the server
+ * sends just the events it missed (docs/wire-protocol.md, "Resuming").
  */
 
 const MAX_BACKOFF_MS = 15000;
 const FINAL_CLOSE_CODES = [4401, 4403];
 const RESTART_CLOSE_CODES = [4012, 1012];
 const RESTART_SPREAD_MS = 250;
+const RUN_ENDS = ["run.completed", "run.cancelled", "run.failed"];
 
 export class Connection {
   constructor(path, callbacks) {
@@ -18,6 +21,7 @@ export class Connection {
     this.attempts = 0;
     this.timer = null;
     this.refused = false;
+    this.position = null; // "<run_id>:<seq>" of the last event of a run in progress
   }
 
   get isOpen() {
@@ -26,7 +30,8 @@ export class Connection {
 
   url() {
     const scheme = window.location.protocol === "https:" ? "wss://" : "ws://";
-    return scheme + window.location.host + this.path;
+    const resume = this.position ? "?resume=" + encodeURIComponent(this.position) : "";
+    return scheme + window.location.host + this.path + resume;
   }
 
   connect() {
@@ -47,7 +52,9 @@ export class Connection {
       } catch (error) {
         return;
       }
-      if (frame && typeof frame.type === "string") this.callbacks.onFrame(frame);
+      if (!frame || typeof frame.type !== "string") return;
+      this.track(frame);
+      this.callbacks.onFrame(frame);
     });
     socket.addEventListener("close", (event) => {
       if (this.socket !== socket) return;
@@ -61,6 +68,17 @@ export class Connection {
       if (RESTART_CLOSE_CODES.includes(event.code)) this.attempts = 0;
       this.scheduleReconnect(RESTART_CLOSE_CODES.includes(event.code));
     });
+  }
+
+  track(frame) {
+    if (frame.type === "history") {
+      const active = frame.active_run;
+      this.position = active && Number.isInteger(active.seq) ? active.run_id + ":" + active.seq : null;
+    } else if (RUN_ENDS.includes(frame.type)) {
+      this.position = null;
+    } else if (typeof frame.run_id === "string" && Number.isInteger(frame.seq)) {
+      this.position = frame.run_id + ":" + frame.seq;
+    }
   }
 
   scheduleReconnect(restarting = false) {

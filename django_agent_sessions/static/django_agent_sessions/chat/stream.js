@@ -11,6 +11,7 @@ import { csrfToken } from "./http.js";
 export const SERVER_FRAME_TYPES = [
   "history",
   "history.page",
+  "resumed",
   "run.started",
   "text.delta",
   "item.completed",
@@ -91,7 +92,7 @@ export class SseConnection {
       return;
     }
     if (!frame || typeof frame.type !== "string") return;
-    if (!this.open && frame.type === "history") {
+    if (!this.open && (frame.type === "history" || frame.type === "resumed")) {
       // Open once the server follows the conversation: a message sent earlier could
       // create it before this stream listens for its creation.
       this.open = true;
