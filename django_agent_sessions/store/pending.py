@@ -109,12 +109,14 @@ def overdue_conversations(limit: int = 50) -> list[int]:
 
 
 @hop
-def progress(run_id: str) -> tuple[str, int] | None:
-    """A run's status and the seq of its last recorded event (a waiting run's last
-    request or decision), for a tab that checks whether it missed any; None if unknown."""
+def progress(session_pk: int, run_id: str) -> tuple[str, int] | None:
+    """A run of the conversation: its status and the seq of its last recorded event (a
+    waiting run's last request or decision), for a tab that checks whether it missed
+    any; None if the conversation has no such run."""
     try:
         key = uuid.UUID(run_id)
     except ValueError:
         return None
-    found = AgentRun.objects.filter(run_id=key).values_list("status", "event_seq").first()
+    runs = AgentRun.objects.filter(session_id=session_pk, run_id=key)
+    found = runs.values_list("status", "event_seq").first()
     return None if found is None else (str(found[0]), int(found[1]))

@@ -137,8 +137,9 @@ class Follower:
 
     async def _resume(self, run_id: str, seq: int) -> bool:
         """Ask the run for the events after ``seq``; False if it is not running."""
-        status, _seq = await history.run_progress(run_id) or ("", 0)
-        if status != "running":
+        conversation_pk = self.visitor.conversation_pk or 0
+        status, _seq = await history.run_progress(conversation_pk, run_id) or ("", 0)
+        if status != "running":  # over, waiting, unknown, or another conversation's
             return False
         self._resuming = (run_id, seq)
         # What comes live meanwhile is held after the gap the replay fills.
@@ -148,7 +149,7 @@ class Follower:
         later(timeout, self.wake, {"type": "agent.replay_timeout"})
         ask = {"type": "agent.replay", "reply_to": self.channel_name, "after": seq}
         try:
-            group = groups.control_group_name(self.visitor.conversation_pk or 0)
+            group = groups.control_group_name(conversation_pk)
             await layer.retrying(self.channel_layer.group_send, group, ask)
         except Exception:
             logger.warning("Could not ask a run for the events a tab missed.")

@@ -62,6 +62,6 @@ async def send_page(send: Send, conversation_pk: int | None, before: int) -> Non
     await send({"type": "history.page", "before": before, **fields})
 
 
-async def run_progress(run_id: str) -> tuple[str, int] | None:
+async def run_progress(conversation_pk: int, run_id: str) -> tuple[str, int] | None:
     """A run's status and the seq of its last recorded event (see ``pending.progress``)."""
-    return await pending.progress(run_id)
+    return await pending.progress(conversation_pk, run_id)

@@ -292,7 +292,7 @@ class Relay:
     async def _check_waiting(self, run_id: str) -> None:
         """A run waiting for decisions has no task to ask: its record says whether a
         decision or its end was missed."""
-        status, seq = await history.run_progress(run_id) or ("", 0)
+        status, seq = await history.run_progress(self._pk, run_id) or ("", 0)
         if status == "waiting" and not self.sequencer.is_behind(run_id, seq):
             self.watch.restart_silence()
             return

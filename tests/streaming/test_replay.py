@@ -130,3 +130,22 @@ def test_the_log_gives_what_came_after_or_nothing_it_cannot_vouch_for():
     assert log.after(3) is None  # 4 is not in the log
     log.add({"type": "text.delta", "run_id": "r", "seq": 9, "delta": "x" * 600_000})
     assert log.after(8) is None  # too much for one message: history instead
+
+
+async def test_a_position_in_another_conversation_gets_history(alice_cookie, session_id):
+    sender = Socket(session_id, alice_cookie)
+    await sender.open()
+    await sender.say("Tell me a story")
+    delta = (await sender.until("text.delta"))[-1]
+    elsewhere = Socket(f"{session_id}-other", alice_cookie)
+    await elsewhere.open()
+    await elsewhere.say("Hello")  # its own conversation, with a run of its own
+    await elsewhere.until("run.started")
+    spy = Socket(
+        f"{session_id}-other", alice_cookie, query=f"resume={delta['run_id']}:{delta['seq']}"
+    )
+    assert (await spy.connect())[0]
+    first = await spy.receive()
+    assert first["type"] == "history"
+    assert first["active_run"] is None or first["active_run"]["run_id"] != delta["run_id"]
+    assert all(f.get("run_id") != delta["run_id"] for f in [first, *spy.received])
