@@ -29,6 +29,7 @@ from agents.tool import DEFAULT_APPROVAL_REJECTION_MESSAGE
 from agents.usage import Usage
 from django.db import IntegrityError, connections, router, transaction
 from django.db.models import Max
+from django.db.models.functions import Greatest
 from django.utils import timezone
 
 from django_agent_sessions import serialization
@@ -62,6 +63,7 @@ class ExpiredRun:
     run_id: str
     session_pk: int
     owner_id: Any
+    seq: int = 0  # of its last event its worker noted (at its last lease renewal)
 
 
 @dataclass(frozen=True)
@@ -128,9 +130,9 @@ def _expire(now: datetime, session_pk: int | None, using: str) -> list[ExpiredRu
     stale = AgentRun.objects.stale(now)
     if session_pk is not None:
         stale = stale.filter(session_id=session_pk)
-    candidates = stale.values_list("pk", "run_id", "session_id", "session__owner_id")
+    candidates = stale.values_list("pk", "run_id", "session_id", "session__owner_id", "event_seq")
     expired = []
-    for pk, run_id, run_session_pk, owner_id in list(candidates[:_EXPIRE_BATCH]):
+    for pk, run_id, run_session_pk, owner_id, seq in list(candidates[:_EXPIRE_BATCH]):
         # One transaction per run: never two conversations' locks at once.
         with transaction.atomic(using=using):
             lock_conversation(run_session_pk, using)
@@ -148,7 +150,7 @@ def _expire(now: datetime, session_pk: int | None, using: str) -> list[ExpiredRu
                 _close_and_mark_last(run_session_pk, pk, using, text=LOST_CALL)
         if claimed:
             logger.warning("Run %s lost its worker (lease expired); marked failed.", run_id)
-            expired.append(ExpiredRun(pk, str(run_id), run_session_pk, owner_id))
+            expired.append(ExpiredRun(pk, str(run_id), run_session_pk, owner_id, seq))
     return expired
 
 
@@ -160,10 +162,12 @@ def record(run_pk: int) -> AgentRun:
 
 
 @hop
-def renew_lease(run_pk: int, *, lease_seconds: float) -> bool:
-    """Extend a running run's lease; False if it is no longer running (taken over)."""
+def renew_lease(run_pk: int, *, lease_seconds: float, seq: int = 0) -> bool:
+    """Extend a running run's lease and note its last event's ``seq`` (numbering the end
+    of a run whose worker dies); False if it is no longer running (taken over)."""
     expires = timezone.now() + timedelta(seconds=lease_seconds)
-    updated = AgentRun.objects.filter(pk=run_pk).running().update(lease_expires_at=expires)
+    running = AgentRun.objects.filter(pk=run_pk).running()
+    updated = running.update(lease_expires_at=expires, event_seq=Greatest("event_seq", seq))
     return bool(updated == 1)
 
 

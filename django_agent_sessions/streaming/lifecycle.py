@@ -207,13 +207,14 @@ async def expire_overdue(channel_layer: Any, session_pk: int, user: Any) -> None
         )
 
 
-def lost_worker_event(run_id: str) -> dict[str, Any]:
-    """The terminal event of a run whose worker died. It comes from another worker,
-    which does not know the run's sequence numbers: its ``seq`` is null."""
+def lost_worker_event(run_id: str, seq: int) -> dict[str, Any]:
+    """The terminal event of a run whose worker died, from another worker: numbered
+    after the last event the dead worker noted (at its last lease renewal). A tab may
+    have been sent later ones: it shows a run's end once, whatever its ``seq``."""
     return {
         "type": "run.failed",
         "run_id": run_id,
-        "seq": None,
+        "seq": seq,
         "error": {
             "code": store_runs.WORKER_LOST,
             "message": _("The server running this reply stopped. Please try again."),
@@ -231,7 +232,7 @@ async def expire_lost(channel_layer: Any, session_pk: int | None = None) -> int:
 async def tell_lost(channel_layer: Any, expired: Any) -> None:
     """Tell and fire for lost runs whose end is recorded already."""
     for run in expired:
-        ending = Ending(run.session_pk, lost_worker_event(run.run_id), user=None)
+        ending = Ending(run.session_pk, lost_worker_event(run.run_id, run.seq + 1), user=None)
 
         async def record(pk: int = run.pk) -> AgentRun | None:
             return await store_runs.record(pk)

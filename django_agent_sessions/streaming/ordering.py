@@ -13,6 +13,10 @@ from __future__ import annotations
 from typing import Any
 
 Event = dict[str, Any]
+# A run's end is never dropped for its seq: a lost worker's end is numbered from the
+# worker's last lease renewal, which may be behind what a tab was sent (the tab's
+# ``watch.Watch`` shows each end once).
+_ENDS = frozenset({"run.completed", "run.cancelled", "run.failed"})
 
 
 class Sequencer:
@@ -36,7 +40,8 @@ class Sequencer:
             return [event]
         expected = self._next.setdefault(run_id, 1)
         if seq < expected:
-            return []  # already sent, or part of the snapshot the socket has
+            # Already sent, or part of the snapshot the socket has; an end, once.
+            return [event] if event.get("type") in _ENDS else []
         self._held.setdefault(run_id, {})[seq] = event
         return self._ready(run_id)
 

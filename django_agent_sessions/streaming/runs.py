@@ -269,7 +269,9 @@ class ActiveRun:
         while True:
             await asyncio.sleep(lease / 3)
             try:
-                still_ours = await store_runs.renew_lease(self.started.pk, lease_seconds=lease)
+                still_ours = await store_runs.renew_lease(
+                    self.started.pk, lease_seconds=lease, seq=self.streamed.seq
+                )
             except Exception:
                 logger.exception("Could not renew the lease of run %s.", self.run_id)
                 continue

@@ -59,3 +59,13 @@ def test_runs_are_sequenced_independently_and_other_frames_pass():
     assert seqs(sequencer.push(event(1, "a"))) == [1]
     assert seqs(sequencer.push(event(1, "b"))) == [1]
     assert sequencer.push({"type": "other"}) == [{"type": "other"}]
+
+
+def test_an_end_numbered_behind_what_was_sent_is_still_sent():
+    """A lost worker's end is numbered from its last lease renewal."""
+    sequencer = Sequencer()
+    for seq in (1, 2, 3, 4):
+        sequencer.push(event(seq))
+    lost = {"type": "run.failed", "run_id": "r", "seq": 3, "error": {"code": "worker_lost"}}
+    assert sequencer.push(lost) == [lost]
+    assert sequencer.push(event(2)) == []  # other events behind stay dropped

@@ -199,8 +199,8 @@ async def test_every_frame_the_server_sends_validates(alice_cookie, session_id):
     for socket in Socket.opened:
         await drain(socket)
     frames = [frame for socket in Socket.opened for frame in socket.received]
-    # A run whose worker died is announced by another worker, with a null seq.
-    frames.append(lifecycle.lost_worker_event("a-lost-run"))
+    # A run whose worker died is announced by another worker.
+    frames.append(lifecycle.lost_worker_event("a-lost-run", 7))
     failures = {json.dumps(f)[:300]: problems(SERVER, f) for f in frames if problems(SERVER, f)}
     assert failures == {}
     for frame, valid in sent:
