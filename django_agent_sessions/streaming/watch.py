@@ -58,18 +58,18 @@ class Watch:
         self._gaps.clear()
 
     def shown(self, event: dict[str, Any]) -> bool:
-        """Note an event about to be shown; False for an end shown already (drop it)."""
+        """Note an event about to be shown; False for anything of a run whose end the
+        tab showed (an end's copy, or an event delayed past it): drop it."""
         run_id, kind = event.get("run_id"), event.get("type")
         if not isinstance(run_id, str):
             return True
+        if run_id in self._ended:
+            return False
         if kind in TERMINAL_EVENTS:
-            if run_id in self._ended:
-                return False
             self.ended(run_id)
             return True
-        if run_id not in self._ended:
-            waited = self.waits and self.live == run_id and kind == "approval.resolved"
-            self.following(run_id, waits=kind == "approval.requested" or waited)
+        waited = self.waits and self.live == run_id and kind == "approval.resolved"
+        self.following(run_id, waits=kind == "approval.requested" or waited)
         return True
 
     def following(self, run_id: str | None, *, waits: bool = False) -> None:

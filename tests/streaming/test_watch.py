@@ -84,3 +84,13 @@ async def test_a_waiting_run_is_expired_just_after_its_expiry(settings):
     assert await inbox.next() == {"type": "agent.expire"}
     watch.expires("not a time")  # ignored
     watch.stop()
+
+
+async def test_nothing_of_a_run_is_shown_after_its_end(settings):
+    settings.AGENT_SESSIONS = {"FOLLOW_CHECK_SECONDS": 60}
+    watch = Watch(Inbox().wake)
+    watch.ended("r")  # a history frame showed the run over
+    assert not watch.shown(_event("run.started"))  # a copy delayed past the end
+    assert not watch.shown(_event("text.delta", seq=5))
+    assert watch.live is None
+    watch.stop()
