@@ -209,11 +209,7 @@ SERVER_FRAMES: dict[str, Shape] = {
     "run.cancelled": Shape("The run was stopped.", RUN),
     "run.failed": Shape(
         "The run failed; the socket stays usable.",
-        {
-            **RUN,
-            "seq": nullable(SEQ) | {"description": "null from older servers"},
-            "error": FAILURE,
-        },
+        {**RUN, "error": FAILURE},
     ),
     "approval.requested": Shape(
         "The run stopped on a tool call that needs a decision; one frame per call.",

@@ -149,3 +149,6 @@ async def test_a_position_in_another_conversation_gets_history(alice_cookie, ses
     assert first["type"] == "history"
     assert first["active_run"] is None or first["active_run"]["run_id"] != delta["run_id"]
     assert all(f.get("run_id") != delta["run_id"] for f in [first, *spy.received])
+    # Both runs end here, not in the fixtures' teardown.
+    await sender.until("run.completed")
+    await elsewhere.until("run.completed")
