@@ -91,8 +91,7 @@ class Relay:
         return self.socket.conversation_pk
 
     async def send_history(self, *, unless_empty: bool = False) -> None:
-        """The history frame, or a catch-up on the run in flight (``unless_empty``:
-        nothing when the conversation has no items and no run yet)."""
+        """History, or a catch-up on the run in flight (``unless_empty``: not for nothing)."""
         # A waiting run past its expiry ends first (a page opened late ends it).
         await lifecycle.expire_overdue(self.socket.channel_layer, self._pk, self.socket.user)
         stored = await history.load(self._pk, up_to_item_id=None)
@@ -145,6 +144,8 @@ class Relay:
         run_id, seq = snapshot["run_id"], snapshot["seq"]
         if self._buffer is None and not self.sequencer.is_behind(run_id, seq):
             return  # a second answer, or one the socket no longer needs
+        if self.watch.has_ended(run_id):  # a late answer: the tab has shown the run's end
+            return await self._flush_buffer()
         if probing and not self.sequencer.is_behind(run_id, seq):
             self.watch.restart_silence()  # nothing was missed
             return await self._flush_buffer()
@@ -290,8 +291,7 @@ class Relay:
         await self._catch_up()
 
     async def _check_waiting(self, run_id: str) -> None:
-        """A run waiting for decisions has no task to ask: its record says whether a
-        decision or its end was missed."""
+        """A waiting run has no task to ask: its record says if a decision or end was missed."""
         status, seq = await history.run_progress(self._pk, run_id) or ("", 0)
         if status == "waiting" and not self.sequencer.is_behind(run_id, seq):
             self.watch.restart_silence()
