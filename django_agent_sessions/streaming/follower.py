@@ -179,6 +179,12 @@ class Follower:
         await self.relay.on_catchup_timeout()
 
     async def _on_check(self, message: dict[str, Any]) -> None:
+        if message.get("gap") and self._resuming is not None:
+            # The replay asked for fills this gap: wait for it (or its timeout) first.
+            run_id = str(message.get("run_id"))
+            self.relay.watch.gap_checked(run_id)
+            self.relay.watch.gap(run_id)
+            return
         await self.relay.on_check(message)
 
     async def _on_expire(self, message: dict[str, Any]) -> None:

@@ -26,7 +26,13 @@ POINTS = 5  # reconnections per run; two runs per transport
 
 @pytest.fixture(autouse=True)
 def agent(use_agent):
-    use_agent("tests.chat_agent.make_agent", DELTA_FLUSH_SECONDS=0.005)
+    # Long timers: on a loaded machine a replay must not lose to a catch-up's history.
+    use_agent(
+        "tests.chat_agent.make_agent",
+        DELTA_FLUSH_SECONDS=0.005,
+        CATCHUP_TIMEOUT_SECONDS=10,
+        GAP_TIMEOUT_SECONDS=10,
+    )
     chat_agent.script(*(streamed_reply(STORY, delay=0.002, token_size=4) for _ in range(2)))
 
 
