@@ -73,10 +73,6 @@ DEFAULTS: dict[str, Any] = {
     # (or, for a run that waits for approvals, the database) whether it missed
     # anything: a lost end or decision is shown within this plus CATCHUP_TIMEOUT_SECONDS.
     "FOLLOW_CHECK_SECONDS": 5.0,
-    # How long a tab's receive keeps waiting for the channel layer to come back (a Redis
-    # restart) before its socket closes (the page then reconnects). Runs never fail for
-    # the layer: what it loses, tabs recover.
-    "LAYER_OUTAGE_SECONDS": 30.0,
     # A worker told to stop (SIGTERM, through django_agent_sessions.asgi.Draining) lets
     # its runs finish for this long; a run still going then ends "interrupted". Keep it
     # below the platform's grace period before SIGKILL (Kubernetes: 30 s by default).

@@ -14,8 +14,8 @@ buffer, ``Sequencer``) is only ever changed by its own task, in arrival order. S
 consumer's channel-layer receive is an inbox: a task pumps the layer into it (receiving
 without interruption, as Channels itself does; a cancelled channels_redis receive can
 lose a message), and runs put their events into it. A Redis restart breaks the pooled
-connection the pump waits on: it waits for the layer to come back, rejoins the socket's
-groups and tells the socket to read again what it may have missed (``agent.resync``).
+connection the pump waits on: it rejoins the socket's groups and waits again; a layer
+that stays down closes the socket, and the page reconnects.
 """
 
 from __future__ import annotations
@@ -25,10 +25,13 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from django_agent_sessions.conf import app_settings
 from django_agent_sessions.streaming import fanout
 
 logger = logging.getLogger(__name__)
+
+# A receive is tried this often: each pooled connection from before a Redis restart
+# fails once. Past that the socket closes (1011) and the page reconnects and resumes.
+_RECEIVE_ATTEMPTS = 3
 
 # Messages held for a socket whose task is busy; past it, text deltas are dropped (as the
 # channel layer drops messages past its capacity; the completed item repairs the text).
@@ -108,35 +111,20 @@ class SocketIO:
             self._put(message)
 
     async def _receive_from_layer(self) -> Any:
-        """The layer's next message, waiting out an outage of up to
-        ``LAYER_OUTAGE_SECONDS`` (a Redis restart): the restarted Redis has forgotten
-        the socket's groups, so they are joined again, and the socket is told
-        ``agent.resync``: what the layer lost meanwhile, it reads again."""
+        # The restarted Redis has forgotten the socket's groups: rejoin them, then wait
+        # again on a new connection, instead of leaving a socket that would be deaf.
         assert self.layer_receive is not None
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + float(app_settings.LAYER_OUTAGE_SECONDS)
-        failures = 0
-        while True:
+        for attempt in range(_RECEIVE_ATTEMPTS):
             try:
                 return await self.layer_receive()
             except Exception:
-                failures += 1
-                if loop.time() >= deadline:
+                if attempt == _RECEIVE_ATTEMPTS - 1:
                     raise
-                if failures == 1:
-                    logger.warning("The channel layer failed; waiting for it to come back.")
-            await asyncio.sleep(min(1.0, 0.1 * failures))
-            if await self._rejoined():
-                self._put({"type": "agent.resync"})
-
-    async def _rejoined(self) -> bool:
-        if self.rejoin_groups is None:
-            return False
-        try:
-            await self.rejoin_groups()
-        except Exception:
-            return False  # still down: the next receive fails too
-        return True
+                logger.warning("The channel layer failed; rejoining and waiting again.")
+                await asyncio.sleep(0.1 * (attempt + 1))
+                if self.rejoin_groups is not None:
+                    await self.rejoin_groups()
+        raise AssertionError("unreachable")
 
     def _put(self, message: dict[str, Any]) -> None:
         if self._inbox.qsize() >= INBOX_CAPACITY and _is_text_delta(message):
