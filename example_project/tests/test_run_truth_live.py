@@ -270,7 +270,7 @@ async def test_after_a_redis_restart_the_first_run_on_each_worker_succeeds(live)
         await watcher.open()
         await sockets[n].send({"type": "user_message", "text": f"hello worker {n}"})
         for socket in (sockets[n], watcher):
-            frames = await socket.until("run.completed", "run.failed", "error", timeout=30)
+            frames = await socket.until("run.completed", "run.failed", "error", timeout=90)
             if socket is sockets[n]:
                 assert frames[0]["type"] == "run.started", frames
             # The watcher connected before the first message created the conversation:
