@@ -18,6 +18,7 @@ from typing import Any
 
 import websockets
 
+_ENDS = {"run.completed", "run.cancelled", "run.failed", "error"}
 _CSRF_FIELD = re.compile(r'name="csrfmiddlewaretoken" value="([^"]+)"')
 
 
@@ -86,6 +87,19 @@ class LiveSocket:
             if frame["type"] in types:
                 return frames
 
+    async def until_end(self, timeout: float = 15) -> list[dict[str, Any]]:
+        """Frames up to the end of a run as the tab learns it: its terminal event (or an
+        ``error``), or, when the layer lost the end, a ``history`` frame of the stored
+        outcome: items, and no run in flight or waiting (docs/wire-protocol.md,
+        "Nothing a tab follows is lost")."""
+        deadline = time.monotonic() + timeout
+        frames = []
+        while True:
+            frame = await self.receive(max(0.01, deadline - time.monotonic()))
+            frames.append(frame)
+            if frame["type"] in _ENDS or _settled_history(frame):
+                return frames
+
     async def close(self) -> None:
         if self.connection is not None:
             await self.connection.close()
@@ -94,3 +108,12 @@ class LiveSocket:
         """Drop the TCP connection without a close handshake (a tab that vanished)."""
         if self.connection is not None:
             self.connection.transport.abort()
+
+
+def _settled_history(frame: dict[str, Any]) -> bool:
+    return (
+        frame["type"] == "history"
+        and bool(frame["items"])
+        and not frame["active_run"]
+        and not frame["pending_approvals"]
+    )
