@@ -31,8 +31,10 @@ from django.utils import timezone
 
 from django_agent_sessions import serialization
 from django_agent_sessions.models import AgentRun, SessionItem, ToolApproval
+from django_agent_sessions.store.conversations import conversation_of
 from django_agent_sessions.store.hops import hop
 from django_agent_sessions.store.runs import (
+    NOT_RESUMED_CALL,
     REJECTION_OUTPUT,
     close_open_calls,
     lock_conversation,
@@ -107,7 +109,9 @@ def pause(
     is not running any more (it was taken over)."""
     now, using = timezone.now(), _using()
     expires = now + timeout
-    session_pk = AgentRun.objects.values_list("session_id", flat=True).get(pk=run_pk)
+    session_pk = conversation_of(run_pk)
+    if session_pk is None:
+        return None
     with transaction.atomic(using=using):
         lock_conversation(session_pk, using)
         updated = AgentRun.objects.filter(pk=run_pk, status=RUNNING).update(
@@ -215,7 +219,8 @@ def _claim(session_pk: int, run: dict[str, Any], now: datetime, lease_seconds: f
 def end_waiting(
     session_pk: int, *, reason: str, run_id: str | None = None, only_overdue: bool = False
 ) -> Ended | None:
-    """End the conversation's waiting run as cancelled, its pending calls rejected.
+    """End the conversation's waiting run as cancelled, its pending calls rejected (an
+    approved call's output says it was not run).
 
     ``run_id``: only that run. ``only_overdue``: only if it is past its expiry. None when
     there was nothing to end (no such waiting run, or another worker ended or resumed it
@@ -246,6 +251,8 @@ def end_waiting(
             event_seq=found["event_seq"] + len(pending_ids) + 1,
         )
         undecided.update(decision=ToolApproval.Decision.REJECTED, reason=reason, decided_at=now)
-        close_open_calls(session_pk, found["pk"], using, text=REJECTION_OUTPUT)
+        # The pending calls have their rejection now; a call approved before the end
+        # never ran, and its output says so (the model reads it next turn).
+        close_open_calls(session_pk, found["pk"], using, text=NOT_RESUMED_CALL)
         mark_last_item(session_pk, found["pk"])
     return Ended(found["pk"], str(found["run_id"]), found["event_seq"], pending_ids)

@@ -169,7 +169,9 @@ def _runs_of(
     """
     runs = AgentRun.objects.filter(session_id=session_pk)
     if has_more and entries:  # runs that ended before the oldest item shown: older pages
-        runs = runs.filter(Q(status=AgentRun.Status.RUNNING) | Q(last_item_id__gte=entries[0].id))
+        # (A run in progress or waiting for decisions has no last item yet.)
+        unfinished = Q(status__in=(AgentRun.Status.RUNNING, AgentRun.Status.WAITING))
+        runs = runs.filter(unfinished | Q(last_item_id__gte=entries[0].id))
     if page:  # an older page, or the part of history before the running run
         runs = runs.exclude(status=AgentRun.Status.RUNNING)
         last = entries[-1].id if entries else 0
@@ -256,3 +258,13 @@ def estimated_rows(connection: BaseDatabaseWrapper, model: type[Any]) -> int | N
 aopen_conversation = hop(open_conversation)
 afind_conversation = hop(find_conversation)
 aread_history = hop(read_history)
+
+
+def conversation_of(run_pk: int) -> int | None:
+    """The conversation of a run; None once the run's record is gone: its conversation
+    was deleted while it ran (retention, the admin), and its end is then a no-op, as
+    for a run taken over."""
+    found: int | None = (
+        AgentRun.objects.filter(pk=run_pk).values_list("session_id", flat=True).first()
+    )
+    return found

@@ -109,15 +109,18 @@ def pop_newest(scope: Scope) -> Any:
         if locked is None:
             return None
         _check_owner(scope, locked.owner_id)
+        dropped = 0
         while True:
             cursor.execute(sql.pop, [locked.pk])
             row: Any = cursor.fetchone()
-            if row is None:
-                return None
-            decoded = serialization.decode_payloads([row[0]])
-            if decoded:
-                return decoded[0]
+            decoded = [] if row is None else serialization.decode_payloads([row[0]])
+            if row is None or decoded:
+                break
             # A row that no longer decodes is dropped; keep looking for a real item.
+            dropped += 1
+        if dropped:  # the lock counted one row out; each dropped row is one more
+            cursor.execute(sql.recount, [-dropped, -dropped, locked.pk])
+        return decoded[0] if decoded else None
 
 
 def clear(scope: Scope) -> None:

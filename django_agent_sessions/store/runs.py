@@ -190,7 +190,9 @@ def finish(
     tool outputs the run produced, by call id, for its calls left without a stored one.
     """
     now, using = timezone.now(), database()
-    session_pk = AgentRun.objects.values_list("session_id", flat=True).get(pk=run_pk)
+    session_pk = conversations.conversation_of(run_pk)
+    if session_pk is None:  # deleted with its conversation meanwhile (retention, admin)
+        return None
     with transaction.atomic(using=using):
         lock_conversation(session_pk, using)
         updated = (

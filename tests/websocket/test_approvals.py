@@ -267,4 +267,8 @@ def test_cancel_ends_a_waiting_run_once(session_id: str) -> None:
     rows = {r.call_id: (r.decision, r.reason) for r in ToolApproval.objects.filter(run_id=run_pk)}
     assert rows == {"call-ann": ("approved", ""), "call-bob": ("rejected", "cancelled")}
     outputs = [i for i in _stored(session_id) if i.get("type") == "function_call_output"]
-    assert [o["call_id"] for o in outputs] == ["call-ann", "call-bob"]
+    # The approved call never ran: its output says so, not that it was rejected.
+    assert [(o["call_id"], o["output"]) for o in outputs] == [
+        ("call-ann", store_runs.NOT_RESUMED_CALL),
+        ("call-bob", approvals.REJECTION_OUTPUT),
+    ]
