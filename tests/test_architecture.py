@@ -156,6 +156,19 @@ def test_the_architecture_doc_lists_every_module_of_the_shared_package():
     assert listed - modules == set(), "docs/architecture.md lists modules streaming/ lacks"
 
 
+def test_every_module_of_store_has_its_test_module():
+    """``store/x.py`` is tested by ``tests/store/test_x.py`` (or ``test_x_<aspect>.py``)."""
+    tests_dir = REPO_DIR / "tests" / "store"
+    untested = [
+        path.stem
+        for path in STORE_DIR.glob("*.py")
+        if path.stem != "__init__"
+        and not (tests_dir / f"test_{path.stem}.py").exists()
+        and not list(tests_dir.glob(f"test_{path.stem}_*.py"))
+    ]
+    assert untested == []
+
+
 def test_the_architecture_picture_is_current():
     """``docs/images/architecture.dot`` has the rooms and arrows the code has (its line
     counts may lag); ``bin/import-graph`` redraws it."""
