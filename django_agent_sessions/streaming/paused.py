@@ -26,7 +26,12 @@ def _no_context(context: Any) -> Mapping[str, Any]:
 def pause(result: Any) -> tuple[str, list[RequestedCall]]:
     """The stored form of a streamed result that stopped on approvals, and its calls."""
     state: RunState[Any, Any] = result.to_state()
-    text = state.to_string(context_serializer=_no_context)
+    stored = state.to_json(context_serializer=_no_context)
+    # The SDK keeps a mapping context as it is (the serializer sees only other kinds): a
+    # project's dict context may hold secrets, or objects JSON cannot encode.
+    if isinstance(stored.get("context"), dict):
+        stored["context"]["context"] = {}
+    text = json.dumps(stored)
     return text, [requested_call(item) for item in result.interruptions]
 
 
