@@ -156,16 +156,19 @@ def test_the_architecture_doc_lists_every_module_of_the_shared_package():
     assert listed - modules == set(), "docs/architecture.md lists modules streaming/ lacks"
 
 
-def test_every_module_of_store_has_its_test_module():
-    """``store/x.py`` is tested by ``tests/store/test_x.py`` (or ``test_x_<aspect>.py``)."""
-    tests_dir = REPO_DIR / "tests" / "store"
-    untested = [
-        path.stem
-        for path in STORE_DIR.glob("*.py")
-        if path.stem != "__init__"
-        and not (tests_dir / f"test_{path.stem}.py").exists()
-        and not list(tests_dir.glob(f"test_{path.stem}_*.py"))
-    ]
+def test_every_module_of_store_and_streaming_has_its_test_module():
+    """``store/x.py`` is tested by ``tests/store/test_x.py`` (or ``test_x_<aspect>.py``),
+    and so is every module of ``streaming/``."""
+    untested = []
+    for package in ("store", "streaming"):
+        tests_dir = REPO_DIR / "tests" / package
+        untested += [
+            f"{package}/{path.name}"
+            for path in (PACKAGE_DIR / package).glob("*.py")
+            if path.stem != "__init__"
+            and not (tests_dir / f"test_{path.stem}.py").exists()
+            and not list(tests_dir.glob(f"test_{path.stem}_*.py"))
+        ]
     assert untested == []
 
 

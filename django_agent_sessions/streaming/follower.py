@@ -176,7 +176,8 @@ class Follower:
         await self.relay.on_snapshot(message["snapshot"])
 
     async def _on_catchup_timeout(self, message: dict[str, Any]) -> None:
-        await self.relay.on_catchup_timeout()
+        round_ = message.get("round")
+        await self.relay.on_catchup_timeout(round_ if isinstance(round_, int) else None)
 
     async def _on_check(self, message: dict[str, Any]) -> None:
         if message.get("gap") and self._resuming is not None:

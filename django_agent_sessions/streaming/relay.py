@@ -8,17 +8,15 @@ the run's events, one terminal event. A socket of another worker than the run's 
 own process before this socket followed it arrives next as the same events
 (``item.completed``, and the text so far as one ``text.delta``), rebuilt from the run's
 snapshot. Only a socket that connects mid-run gets the run in its ``history`` frame
-(``active_run``) instead of the run's earlier events.
+(``active_run``) instead of the run's earlier events, and a tab whose run's end the
+layer lost gets it as the stored ``history`` (below).
 
-A run waiting for approvals is listed in the history frame (``pending_approvals``). While
-a socket shows one, it ends the run when it expires (every socket of the conversation
-does; the database lets one of them do it), so an open page sees the expiry without
-anybody acting; a page opened later ends it on connect.
+A run waiting for approvals is listed in the history frame (``pending_approvals``); a
+socket that shows it ends it when it expires (``watch``), a page opened later on connect.
 
-A socket that connects while a run is in flight asks the run where it is
-(``agent.catchup``) and holds the run's events until the answer (``agent.snapshot``) or a
-timeout, so nothing is shown twice and nothing is missed. Events are put back in order
-per run by ``ordering.Sequencer``.
+A socket that connects mid-run asks the run where it is (``agent.catchup``) and holds
+its events until the answer (``agent.snapshot``) or a timeout, so nothing is shown twice
+or missed; ``ordering.Sequencer`` puts events back in order per run.
 
 **Nothing a tab follows is lost** (``watch``): a gap not filled within
 ``GAP_TIMEOUT_SECONDS``, or a run silent for ``FOLLOW_CHECK_SECONDS``, makes the tab ask
@@ -72,6 +70,7 @@ class Relay:
         self._buffer: list[dict[str, Any]] | None = None  # while waiting for a snapshot
         self._catchup_timer: asyncio.TimerHandle | None = None
         self._catchup_attempts = 0
+        self._catchup_round = 0  # which question a timeout is about
         self._awaiting_snapshot = False
         self._probing = False  # the snapshot asked for only checks that nothing was missed
         self._degraded: str | None = None  # a run the page was shown only the id of
@@ -91,8 +90,8 @@ class Relay:
         return self.socket.conversation_pk
 
     async def send_history(self, *, unless_empty: bool = False) -> None:
-        """History, or a catch-up on the run in flight (``unless_empty``: not for nothing)."""
-        # A waiting run past its expiry ends first (a page opened late ends it).
+        """History, or a catch-up on the run in flight (``unless_empty``: not for nothing);
+        a waiting run past its expiry ends first."""
         await lifecycle.expire_overdue(self.socket.channel_layer, self._pk, self.socket.user)
         stored = await history.load(self._pk, up_to_item_id=None)
         if stored.active_run_id is not None:
@@ -110,10 +109,8 @@ class Relay:
         for call in calls:  # the waiting run's next events continue its numbering
             self.sequencer.expect(call.run_id, call.seq + 1)
             self.watch.expires(call.expires_at)
-        if active_run is not None:
-            self.watch.following(active_run["run_id"])
-        else:
-            self.watch.following(calls[0].run_id if calls else None, waits=True)
+        waiting = calls[0].run_id if calls else None
+        self.watch.following(active_run["run_id"] if active_run else waiting, waits=not active_run)
 
     async def _catch_up(self) -> None:
         """A run is in flight (here or in another worker): ask it where it is, and hold
@@ -124,11 +121,15 @@ class Relay:
 
     async def _ask_for_snapshot(self) -> None:
         self._catchup_attempts += 1
+        self._catchup_round += 1
         self._awaiting_snapshot = True
+        if self._catchup_timer is not None:  # an earlier question's timeout is not this one's
+            self._catchup_timer.cancel()
         # The timer first: with the layer down, the question is lost and the timeout
         # reads the stored state instead.
         timeout = float(app_settings.CATCHUP_TIMEOUT_SECONDS)
-        self._catchup_timer = later(timeout, self.socket.wake, {"type": "agent.catchup_timeout"})
+        timed_out = {"type": "agent.catchup_timeout", "round": self._catchup_round}
+        self._catchup_timer = later(timeout, self.socket.wake, timed_out)
         try:
             await layer.retrying(
                 self.socket.channel_layer.group_send,
@@ -168,16 +169,15 @@ class Relay:
                 self.sequencer.expect(event["run_id"], event["seq"] + 1)
                 await self._show(event)
 
-    async def on_catchup_timeout(self) -> None:
-        if not self._awaiting_snapshot:
+    async def on_catchup_timeout(self, round_: int | None = None) -> None:
+        """The run did not answer catch-up ``round_`` (an earlier round's is ignored): it
+        ended, its worker is gone or busy, or the layer lost a message. Ended: the stored
+        history is the page's state. Still going: a page that shows the run keeps it
+        (the stored history has none of its text) and asks again, holding its events; a
+        new page gets the stored history now and asks again."""
+        if not self._awaiting_snapshot or round_ not in (None, self._catchup_round):
             return
         self._awaiting_snapshot = False
-        # The run did not answer: it ended meanwhile, its worker is gone or busy, or a
-        # message was lost (the layer may be down). Ended: the stored history is the
-        # page's state. Still going: a page that shows the run already (a check, a gap,
-        # a resync) keeps it (the stored history has none of its text): it asks again,
-        # holding the run's events, and in the end goes on with them; a new page gets
-        # the stored history now and asks again.
         stored = await history.load(self._pk, up_to_item_id=None)
         active = None if stored.active_run_id is None else {"run_id": stored.active_run_id}
         retry = active is not None and self._catchup_attempts < CATCHUP_ATTEMPTS
