@@ -40,7 +40,7 @@ from django_agent_sessions.streaming.watch import Watch, later
 logger = logging.getLogger(__name__)
 
 CATCHUP_ATTEMPTS = 3
-_MAX_BUFFERED = 1000
+_MAX_BUFFERED = 1000  # events held during a catch-up
 
 
 class Socket(Protocol):
@@ -229,7 +229,8 @@ class Relay:
                 self._probing = self._awaiting_snapshot = False
                 await self._flush_buffer()
         if self._buffer is not None:
-            if len(self._buffer) < _MAX_BUFFERED:
+            # Past the cap only text is dropped (a gap check repairs it), never an end.
+            if len(self._buffer) < _MAX_BUFFERED or event.get("type") != "text.delta":
                 self._buffer.append(event)
             return
         await self._relay(event)

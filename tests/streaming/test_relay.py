@@ -238,3 +238,19 @@ async def test_the_timeout_of_an_earlier_catchup_is_not_taken_for_the_next_ones(
     assert (await conversation.asked())["type"] == "marker"  # not a third question
     await conversation.relay.on_snapshot(snapshot(started, 2, text="Hi"))  # nothing missed
     assert len(conversation.tab.sent) == sent
+
+
+async def test_a_catchup_holding_too_many_events_drops_text_never_the_end(
+    conversation: Conversation,
+) -> None:
+    started = await conversation.start_run()
+    await conversation.relay.send_history()  # a catch-up: events are held
+    for seq in range(3, 1004):  # a thousand and one deltas: one past the cap
+        await conversation.event(started.run_id, seq, delta="x")
+    await conversation.event(started.run_id, 1004, "run.completed")
+    await conversation.relay.on_snapshot(snapshot(started, 2))
+    assert conversation.shown()[-1] == ("text.delta", 1002)  # the end waits behind 1003
+    # The gap check asks the run, whose answer covers the dropped delta: the end shows.
+    await conversation.relay.on_check({"run_id": started.run_id, "gap": True})
+    await conversation.relay.on_snapshot(snapshot(started, 1003, text="x" * 1001))
+    assert conversation.shown()[-1] == ("run.completed", 1004)
