@@ -12,6 +12,7 @@ import json
 import socket
 import time
 import uuid
+from collections.abc import Coroutine
 from dataclasses import dataclass
 from typing import Any
 
@@ -96,6 +97,16 @@ async def full_pace_reader(server: Server, cookie: str, text: str, seconds: floa
                     return
 
 
+def _chat(
+    transport: str, server: Server, cookie: str, text: str, go: asyncio.Event, timeout: float
+) -> Coroutine[Any, Any, ClientResult]:
+    if transport == "sse":
+        return sse_client.chat(server.port, cookie, text, go, timeout)
+    if transport == "floor":
+        return sse_client.floor_chat(server.port, cookie, text, go, timeout)
+    return chat(server, cookie, text, go, timeout)
+
+
 def _pct(values: list[float], q: float) -> float | None:
     if not values:
         return None
@@ -110,9 +121,11 @@ async def _sample_rss(server: Server, peak: list[int], stop: asyncio.Event) -> N
 
 
 async def run_scenario(
-    server: Server, cookies: list[str], s: Scenario, sse: bool = False
+    server: Server, cookies: list[str], s: Scenario, transport: str = "websocket"
 ) -> dict[str, Any]:
-    """``s`` against ``server``: over websockets, or over SSE (``sse_client``)."""
+    """``s`` against ``server``: over websockets, over SSE (``sse_client``), or against
+    the floor view (``transport="floor"``, ``benchmarks.floor_view``)."""
+    sse = transport == "sse"
     if s.non_reader_cost:
         return await non_reader_cost.measure(server, cookies, s.name, s.repeats)
     before = server.rss()
@@ -125,11 +138,7 @@ async def run_scenario(
     timeout = 30 + expected * 3
     go = asyncio.Event()
     clients = [
-        asyncio.create_task(
-            sse_client.chat(server.port, cookies[i % len(cookies)], text, go, timeout)
-            if sse
-            else chat(server, cookies[i % len(cookies)], text, go, timeout)
-        )
+        asyncio.create_task(_chat(transport, server, cookies[i % len(cookies)], text, go, timeout))
         for i in range(s.clients)
     ]
     idle = await _open_idle(server, cookies, s.idle_too)

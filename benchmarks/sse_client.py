@@ -28,11 +28,20 @@ class EventStream:
         self._text = ""
 
     async def open(self) -> None:
-        self.reader, self.writer = await asyncio.open_connection("127.0.0.1", self.port)
-        self.writer.write(
+        await self.connect()
+        await self.request(
             f"GET /c/{self.session_id}/events/ HTTP/1.1\r\nHost: 127.0.0.1\r\n"
             f"Cookie: sessionid={self.cookie}\r\nAccept: text/event-stream\r\n\r\n".encode()
         )
+
+    async def connect(self) -> None:
+        self.reader, self.writer = await asyncio.open_connection("127.0.0.1", self.port)
+
+    async def request(self, request: bytes) -> None:
+        """Send ``request``; read its response's head, which must say 200."""
+        assert self.reader is not None
+        assert self.writer is not None
+        self.writer.write(request)
         head = await self.reader.readuntil(b"\r\n\r\n")
         if not head.startswith(b"HTTP/1.1 200"):
             raise RuntimeError(head.split(b"\r\n", 1)[0].decode())
@@ -60,6 +69,17 @@ class EventStream:
             self.writer.close()
 
 
+def post_request(path: str, cookie: str, content: dict[str, Any]) -> bytes:
+    """A signed-in browser's ``fetch`` POST of ``content`` as JSON, CSRF token included."""
+    body = json.dumps(content).encode()
+    return (
+        f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+        f"Cookie: sessionid={cookie}; csrftoken={CSRF}\r\nX-CSRFToken: {CSRF}\r\n"
+        f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n".encode()
+        + body
+    )
+
+
 class Poster:
     """One kept-alive connection for a client's POSTs, as a browser's ``fetch`` keeps one."""
 
@@ -79,13 +99,7 @@ class Poster:
         """POST ``content`` as JSON to ``path``; the response's status."""
         assert self.reader is not None
         assert self.writer is not None
-        body = json.dumps(content).encode()
-        self.writer.write(
-            f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n"
-            f"Cookie: sessionid={self.cookie}; csrftoken={CSRF}\r\nX-CSRFToken: {CSRF}\r\n"
-            f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n".encode()
-            + body
-        )
+        self.writer.write(post_request(path, self.cookie, content))
         head = (await self.reader.readuntil(b"\r\n\r\n")).decode().lower()
         length = int(head.split("content-length:", 1)[1].split("\r\n", 1)[0])
         await self.reader.readexactly(length)
@@ -133,6 +147,34 @@ async def chat(
     finally:
         await stream.close()
         await poster.close()
+    return result
+
+
+async def floor_chat(
+    port: int, cookie: str, text: str, go: asyncio.Event, timeout: float
+) -> ClientResult:
+    """As ``chat``, against the floor view (``benchmarks.floor_view``): on ``go`` one POST
+    on a kept-alive connection, whose own response streams the run."""
+    result = ClientResult()
+    stream = EventStream(port, cookie, f"bench-{uuid.uuid4().hex[:12]}")
+    try:
+        await asyncio.wait_for(stream.connect(), 30)
+        await go.wait()
+        started = time.time()
+        path = f"/_bench/floor/{stream.session_id}/"
+        await asyncio.wait_for(stream.request(post_request(path, cookie, {"text": text})), timeout)
+        result.stage = "reading the run"
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            frame = await asyncio.wait_for(stream.frame(), deadline - time.monotonic())
+            if record_frame(result, frame, started):
+                break
+    except (TimeoutError, asyncio.TimeoutError):
+        pass  # hung: not completed, no error frame
+    except Exception as error:  # a benchmark reports failures instead of dying on them
+        result.error = f"{type(error).__name__}: {error}"
+    finally:
+        await stream.close()
     return result
 
 

@@ -96,6 +96,12 @@ class Mode:
     redis: bool = False
     # The chat over Server-Sent Events and POSTs instead of websockets (same worker).
     sse: bool = False
+    # Against the floor view (``benchmarks.floor_view``) instead of the app's chat.
+    floor: bool = False
+
+    @property
+    def transport(self) -> str:
+        return "floor" if self.floor else "sse" if self.sse else "websocket"
 
 
 # The defaults run the example project's database settings as they are (persistent
@@ -138,7 +144,7 @@ async def run_mode(
             if no_session and not scenario.baseline_too:
                 continue
             print(f"== streaming on {db}, {label}: {scenario.name}", flush=True)
-            result = await run_scenario(server, cookies, scenario, sse=mode.sse)
+            result = await run_scenario(server, cookies, scenario, mode.transport)
             result["mode"] = label
             if round_ is not None:
                 result["round"] = round_
@@ -164,13 +170,15 @@ def _runs_in(scenario: Scenario, mode: Mode) -> bool:
 
 
 _PAIRED_WEBSOCKET = Mode(transport_compare.WEBSOCKET, False, _EXAMPLE)
+_FLOOR = Mode(transport_compare.FLOOR, False, _EXAMPLE, floor=True)
 
 
 def _sse_rounds(
     db: str, name: str, cookies: list[str], sse: Mode, chosen: list[Scenario], rounds: int
 ) -> list[dict[str, Any]]:
     """The SSE mode: its idle streams once, then each compared scenario in ``rounds``
-    rounds of the websocket and SSE, each on a fresh worker (``transport_compare``)."""
+    rounds of the websocket, SSE and the floor view, each on a fresh worker, SSE and the
+    floor taking turns to go first (``transport_compare``)."""
     idle = [s for s in chosen if s.idle_only]
     compared = [s for s in chosen if not s.idle_only]
     results = asyncio.run(run_mode(db, name, cookies, sse, idle)) if idle else []
@@ -178,9 +186,18 @@ def _sse_rounds(
         for round_ in range(rounds):
             # Each transport's cost per message once, on its first worker.
             cost = round_ == 0 and scenario is compared[0]
-            for mode in (_PAIRED_WEBSOCKET, sse):
+            http = (sse, _FLOOR) if round_ % 2 == 0 else (_FLOOR, sse)
+            for mode in (_PAIRED_WEBSOCKET, *http):
                 results += asyncio.run(
-                    run_mode(db, name, cookies, mode, [scenario], round_=round_, cost=cost)
+                    run_mode(
+                        db,
+                        name,
+                        cookies,
+                        mode,
+                        [scenario],
+                        round_=round_,
+                        cost=cost and not mode.floor,
+                    )
                 )
     return results
 

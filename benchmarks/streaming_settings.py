@@ -53,3 +53,4 @@ AGENT_SESSIONS = {
 # unless the mode asks for production's layer: then the example's own Redis settings.
 if os.environ.get("BENCH_CHANNEL_LAYER") != "redis":
     CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+ROOT_URLCONF = "benchmarks.floor_view"  # the example's URLs and the floor view

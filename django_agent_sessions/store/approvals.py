@@ -33,13 +33,8 @@ from django_agent_sessions import serialization
 from django_agent_sessions.models import AgentRun, SessionItem, ToolApproval
 from django_agent_sessions.store.conversations import conversation_of
 from django_agent_sessions.store.hops import hop
-from django_agent_sessions.store.runs import (
-    NOT_RESUMED_CALL,
-    REJECTION_OUTPUT,
-    close_open_calls,
-    lock_conversation,
-    mark_last_item,
-)
+from django_agent_sessions.store.open_calls import REJECTION_OUTPUT, close_open_calls
+from django_agent_sessions.store.runs import NOT_RESUMED_CALL, lock_conversation, mark_last_item
 from django_agent_sessions.store.runs import database as _using
 
 MAX_MESSAGE_CHARS = 2000

@@ -12,9 +12,7 @@ one conversation therefore wait for each other instead of deadlocking.
 
 **No end without a valid history.** Whatever ends a run (completed or not), the same
 transaction stores an output for each of its function calls that the conversation holds
-without one (``close_open_calls``): the output the run produced but did not save, the
-rejection of a rejected call, or a text that says how the run ended. A call without its
-output makes every later model request of the conversation fail.
+without one (``open_calls.close_open_calls``), with a text that says how the run ended.
 """
 
 from __future__ import annotations
@@ -25,7 +23,6 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from agents.tool import DEFAULT_APPROVAL_REJECTION_MESSAGE
 from agents.usage import Usage
 from django.db import IntegrityError, connections, router, transaction
 from django.db.models import Max
@@ -33,18 +30,15 @@ from django.db.models.functions import Greatest
 from django.utils import timezone
 
 from django_agent_sessions import serialization
-from django_agent_sessions.conf import app_settings
-from django_agent_sessions.items import OUTPUT_SUFFIX
-from django_agent_sessions.models import AgentRun, AgentSession, SessionItem, ToolApproval
+from django_agent_sessions.models import AgentRun, SessionItem
 from django_agent_sessions.store import conversations
-from django_agent_sessions.store import items as store_items
 from django_agent_sessions.store.hops import hop
+from django_agent_sessions.store.open_calls import close_open_calls
 
 logger = logging.getLogger(__name__)
 
 STALE_RUN_ERROR = "The worker running this run stopped before it finished (its lease expired)."
 WORKER_LOST = "worker_lost"
-REJECTION_OUTPUT = DEFAULT_APPROVAL_REJECTION_MESSAGE
 # What an open call's output says, by how its run ended (the model reads it next turn).
 STOPPED_CALL = "The run was stopped before this tool call returned; its result was not saved."
 FAILED_CALL = "The run failed before this tool call returned; its result was not saved."
@@ -102,17 +96,27 @@ def start(
         try:
             # A savepoint, so that losing the race leaves the outer transaction usable.
             with transaction.atomic(using=using):
-                run = AgentRun.objects.create(
-                    session_id=session_pk,
-                    agent_name=serialization.column_text(agent_name, 255),
-                    started_at=now,
-                    lease_expires_at=now + timedelta(seconds=lease_seconds),
-                    history_item_id=newest["newest"] or 0,
-                    client_id=serialization.column_text(client_id, 64),
+                run = create_record(
+                    session_pk, now, agent_name, lease_seconds, client_id, newest["newest"] or 0
                 )
         except IntegrityError:
             return None
     return StartedRun(run.pk, str(run.run_id), run.history_item_id, tuple(expired))
+
+
+def create_record(
+    session_pk: int, now: datetime, agent_name: str, lease: float, client_id: str, history: int
+) -> AgentRun:
+    """A ``running`` record; ``IntegrityError`` if the conversation has a run already."""
+    run: AgentRun = AgentRun.objects.create(
+        session_id=session_pk,
+        agent_name=serialization.column_text(agent_name, 255),
+        started_at=now,
+        lease_expires_at=now + timedelta(seconds=lease),
+        history_item_id=history,
+        client_id=serialization.column_text(client_id, 64),
+    )
+    return run
 
 
 @hop
@@ -232,65 +236,3 @@ def mark_last_item(session_pk: int, run_pk: int) -> None:
     """The run's items end here: the conversation's newest item."""
     newest = SessionItem.objects.filter(session_id=session_pk).aggregate(n=Max("id"))
     AgentRun.objects.filter(pk=run_pk).update(last_item_id=newest["n"] or 0)
-
-
-def close_open_calls(
-    session_pk: int,
-    run_pk: int,
-    using: str,
-    *,
-    text: str,
-    outputs: Mapping[str, Any] | None = None,
-) -> list[str]:
-    """Store an output for each function call of the run held without one; their ids.
-
-    Run inside the transaction that ends the run, after the conversation's lock. The
-    output is the one the run produced (``outputs``), else a rejected call's rejection,
-    else ``text``.
-    """
-    since = AgentRun.objects.filter(pk=run_pk).values_list("history_item_id", flat=True).get()
-    rows = (
-        SessionItem.objects.filter(session_id=session_pk, id__gt=since)
-        .exclude(call_id="")
-        .order_by("id")
-        .values_list("item_type", "call_id")
-    )
-    calls, answered = [], set()
-    for item_type, call_id in rows:
-        if item_type == "function_call":
-            calls.append(call_id)
-        elif item_type.endswith(OUTPUT_SUFFIX):
-            answered.add(call_id)
-    missing = [call_id for call_id in dict.fromkeys(calls) if call_id not in answered]
-    if missing:
-        _store_outputs(session_pk, run_pk, using, missing, text, outputs or {})
-    return missing
-
-
-def _store_outputs(
-    session_pk: int,
-    run_pk: int,
-    using: str,
-    missing: list[str],
-    text: str,
-    outputs: Mapping[str, Any],
-) -> None:
-    rejected = dict(
-        ToolApproval.objects.filter(
-            run_id=run_pk, call_id__in=missing, decision=ToolApproval.Decision.REJECTED
-        ).values_list("call_id", "message")
-    )
-    items = [
-        outputs.get(call_id)
-        or {
-            "type": "function_call_output",
-            "call_id": call_id,
-            "output": (rejected[call_id] or REJECTION_OUTPUT) if call_id in rejected else text,
-        }
-        for call_id in missing
-    ]
-    session_id = AgentSession.objects.values_list("session_id", flat=True).get(pk=session_pk)
-    encoded = serialization.encode_items(
-        items, max_bytes=app_settings.MAX_ITEM_BYTES, max_depth=app_settings.MAX_ITEM_DEPTH
-    )
-    store_items.append_items(store_items.Scope(session_id, None, using), encoded, "")

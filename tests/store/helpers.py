@@ -11,6 +11,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django_agent_sessions import serialization
 from django_agent_sessions.models import AgentSession, SessionItem
 from django_agent_sessions.store import items as stored_items
+from django_agent_sessions.store import runs
 
 UNREADABLE = "not json {"  # a hand-edited payload: the store skips it when reading
 
@@ -60,3 +61,16 @@ def call(call_id: str, name: str = "get_weather") -> dict[str, Any]:
 
 def output(call_id: str, text: str = "done") -> dict[str, Any]:
     return {"type": "function_call_output", "call_id": call_id, "output": text}
+
+
+def start(conversation: AgentSession, **kwargs: Any) -> runs.StartedRun:
+    kwargs.setdefault("lease_seconds", 60.0)
+    kwargs.setdefault("agent_name", "Assistant")
+    started = runs.start.sync(conversation.pk, **kwargs)
+    assert started is not None
+    return started
+
+
+def outputs_of(session_id: str) -> dict[str, Any]:
+    found = stored(session_id)
+    return {item["call_id"]: item["output"] for item in found if "output" in item}

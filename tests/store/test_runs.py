@@ -9,39 +9,25 @@ ends, and the sequence number a lease renewal notes.
 from __future__ import annotations
 
 from datetime import timedelta
-from typing import Any
 
 import pytest
 from agents.usage import Usage
 from django.utils import timezone
 
-from django_agent_sessions.models import AgentRun, AgentSession, ToolApproval
+from django_agent_sessions.models import AgentRun, AgentSession
 from django_agent_sessions.store import runs
 from tests.conftest import user_message
-from tests.store.helpers import call, item_ids, output, stored, user, write
+from tests.store.helpers import call, item_ids, output, outputs_of, start, user, write
 
 pytestmark = pytest.mark.django_db
 
 USAGE = Usage(requests=1, input_tokens=10, output_tokens=5, total_tokens=15)
 
 
-def start(conversation: AgentSession, **kwargs: Any) -> runs.StartedRun:
-    kwargs.setdefault("lease_seconds", 60.0)
-    kwargs.setdefault("agent_name", "Assistant")
-    started = runs.start.sync(conversation.pk, **kwargs)
-    assert started is not None
-    return started
-
-
 def let_lease_run_out(run_pk: int) -> None:
     # The worker died: nobody renews the lease, and it is in the past.
     past = timezone.now() - timedelta(seconds=1)
     AgentRun.objects.filter(pk=run_pk).update(lease_expires_at=past)
-
-
-def outputs_of(session_id: str) -> dict[str, Any]:
-    found = stored(session_id)
-    return {item["call_id"]: item["output"] for item in found if "output" in item}
 
 
 def test_a_start_records_the_run_trimmed_to_its_columns(session_id: str) -> None:
@@ -150,24 +136,3 @@ def test_a_run_deleted_with_its_conversation_ends_as_taken_over(session_id: str)
     conversation.delete()  # retention or the admin, while the run streams
     assert runs.finish.sync(started.pk, status="completed", usage=USAGE) is None
     assert not AgentSession.objects.filter(session_id=session_id).exists()
-
-
-def test_a_rejected_calls_output_is_its_rejection(session_id: str) -> None:
-    conversation = write(session_id, user_message("pay"))
-    started = start(conversation)
-    write(session_id, call("c1", "pay"), call("c2", "pay"), call("c3", "pay"))
-    for call_id, message in (("c1", "Not this one."), ("c2", "")):
-        ToolApproval.objects.create(
-            run_id=started.pk, call_id=call_id, name="pay", decision="rejected", message=message
-        )
-    missing = runs.close_open_calls(conversation.pk, started.pk, "default", text="Stopped.")
-    assert missing == ["c1", "c2", "c3"]
-    assert outputs_of(session_id) == {
-        "c1": "Not this one.",
-        "c2": runs.REJECTION_OUTPUT,  # a rejection without a message
-        "c3": "Stopped.",
-    }
-    # Once every call has its output, there is nothing left to close.
-    assert runs.close_open_calls(conversation.pk, started.pk, "default", text="x") == []
-    found = runs.record.sync(started.pk)
-    assert (found.session.session_id, found.session.owner) == (session_id, None)
