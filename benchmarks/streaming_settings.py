@@ -1,7 +1,8 @@
 """The example project's settings, pointed at the benchmark's agent and database.
 
 ``BENCH_DB``/``BENCH_DB_NAME`` choose the database as in ``benchmarks.settings``;
-``BENCH_NO_SESSION=1`` (read by ``streaming_asgi``) runs the session-less baseline.
+``BENCH_NO_SESSION=1`` (read by ``streaming_asgi``) runs the session-less baseline. The
+URLconf is the example's with the floor view added (``benchmarks.floor_view``).
 
 The database goes in as the example project's ``DATABASE_URL``, so its ``DATABASES`` is
 built by the example's own code with the example's choices (persistent connections,

@@ -36,6 +36,10 @@ class Worker:
         self.process: subprocess.Popen[bytes] | None = None
 
     def start(self) -> None:
+        self.spawn()
+        self.wait_until_serving()
+
+    def spawn(self) -> None:
         fd = self.listener.fileno()
         with open(self.log_path, "ab") as log:
             self.process = subprocess.Popen(
@@ -46,7 +50,10 @@ class Worker:
                 stdout=log,
                 stderr=subprocess.STDOUT,
             )
+
+    def wait_until_serving(self) -> None:
         # The listening socket exists before daphne does: ask for a page until it answers.
+        assert self.process is not None
         deadline = time.monotonic() + 90
         while True:
             try:
@@ -69,13 +76,12 @@ class Worker:
         self.process.wait(timeout=15)
 
     def close(self) -> None:
+        """Stop the worker at once. Not gracefully: a graceful stop waits up to daphne's
+        application close timeout (10 s) for the sockets and runs a test left, and what
+        a graceful stop does is tested where a test stops a worker (``test_drain_live``)."""
         if self.process is not None and self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(timeout=15)
+            self.process.kill()
+            self.process.wait(timeout=15)
         self.listener.close()
 
     def log(self) -> str:
@@ -92,8 +98,10 @@ def two_workers(
         pytest.fail("REDIS_URL is not set: run bin/test, which starts Redis.")
     started = [Worker(worker_env(**env), log_dir / f"worker-{name}.log", command) for name in "ab"]
     try:
+        for worker in started:  # both at once: each takes seconds to import
+            worker.spawn()
         for worker in started:
-            worker.start()
+            worker.wait_until_serving()
         yield started
     finally:
         for worker in started:

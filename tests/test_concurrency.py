@@ -27,6 +27,7 @@ from tests.conftest import user_message
 from tests.processes import json_lists_from
 
 pytestmark = [
+    pytest.mark.long(20),
     pytest.mark.django_db(transaction=True),
     pytest.mark.usefixtures("_separate_connections"),
 ]

@@ -30,7 +30,12 @@ from tests.services import free_port
 # Installing into a new virtual environment takes a minute on an idle 2-core machine and
 # more than the suite's 120 s default beside other work: the install has its own bound.
 INSTALL_TIMEOUT = 600
-pytestmark = [pytest.mark.browser, pytest.mark.once, pytest.mark.timeout(INSTALL_TIMEOUT + 300)]
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.once,
+    pytest.mark.timeout(INSTALL_TIMEOUT + 300),
+    pytest.mark.long(60),
+]
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 GUIDE = REPO_ROOT / "docs" / "integration.md"

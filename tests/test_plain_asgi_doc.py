@@ -34,7 +34,12 @@ from tests.test_integration_doc import (
     watched_page,
 )
 
-pytestmark = [pytest.mark.browser, pytest.mark.once, pytest.mark.timeout(INSTALL_TIMEOUT + 300)]
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.once,
+    pytest.mark.timeout(INSTALL_TIMEOUT + 300),
+    pytest.mark.long(50),
+]
 
 GUIDE = REPO_ROOT / "docs" / "plain-asgi.md"
 MARKER = "plain-asgi"

@@ -28,7 +28,7 @@ from tests.compaction_worker import summarised
 from tests.conftest import user_message
 from tests.processes import REPO_ROOT, worker_env
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.long(35)]
 
 SUMMARY = {"type": "compaction", "id": "cmp-1", "encrypted_content": "synthetic"}
 

@@ -87,6 +87,17 @@ class LiveSocket:
             if frame["type"] in types:
                 return frames
 
+    async def until_run(self, timeout: float = 15) -> str:
+        """The id of the run this tab learns of: from ``run.started``, or, when the run
+        started before the tab's worker joined the conversation (a first message sent
+        from another worker's tab), from the catch-up's ``history`` frame showing it."""
+        while True:
+            frame = (await self.until("run.started", "history", timeout=timeout))[-1]
+            if frame["type"] == "run.started":
+                return str(frame["run_id"])
+            if frame.get("active_run"):
+                return str(frame["active_run"]["run_id"])
+
     async def until_end(self, timeout: float = 15) -> list[dict[str, Any]]:
         """Frames up to the end of a run as the tab learns it: its terminal event (or an
         ``error``), or, when the layer lost the end, a ``history`` frame of the stored

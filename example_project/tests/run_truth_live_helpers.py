@@ -20,6 +20,7 @@ from example_project.tests.servers import (
     create_user,
     manage,
     server_environment,
+    start_all,
 )
 from tests.services import PostgresServer, RedisServer
 
@@ -69,8 +70,7 @@ def stack(tmp_path_factory: pytest.TempPathFactory, log_dir: Path) -> Iterator[S
         result = Stack(postgres, redis, env)
         workers = [DaphneServer(f"truth-{n}", log_dir, env) for n in (1, 2)]
         result.workers = workers
-        for worker in workers:
-            worker.start()
+        start_all(workers)
         result.user = create_user(env)
         result.cookie = log_in(workers[0].url, result.user)
         yield result

@@ -19,6 +19,7 @@ import time
 import urllib.error
 import urllib.request
 import uuid
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -81,6 +82,10 @@ class DaphneServer:
     command = DAPHNE
 
     def start(self) -> None:
+        self.spawn()
+        self.wait_until_ready()
+
+    def spawn(self) -> None:
         fd = self.listener.fileno()
         with self.log_path.open("ab") as log:
             self.process = subprocess.Popen(
@@ -91,7 +96,6 @@ class DaphneServer:
                 stdout=log,
                 stderr=subprocess.STDOUT,
             )
-        self._wait_until_ready()
 
     def stop(self) -> None:
         process, self.process = self.process, None
@@ -115,12 +119,20 @@ class DaphneServer:
     def log(self) -> str:
         return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
 
-    def _wait_until_ready(self) -> None:
+    def wait_until_ready(self) -> None:
         assert self.process is not None
         problem = wait_until_serving(self.url, self.process, START_TIMEOUT)
         if problem is not None:
             self.stop()
             raise RuntimeError(f"daphne {self.name} {problem}:\n{self.log()}")
+
+
+def start_all(servers: Sequence[DaphneServer]) -> None:
+    """Start ``servers`` at once (each takes seconds to import), then wait for each."""
+    for server in servers:
+        server.spawn()
+    for server in servers:
+        server.wait_until_ready()
 
 
 class UvicornServer(DaphneServer):

@@ -29,7 +29,7 @@ from example_project.tests.run_truth_live_helpers import (  # noqa: F401 - the f
 )
 from tests.shown import Shown
 
-pytestmark = [pytest.mark.redis, pytest.mark.timeout(300)]
+pytestmark = [pytest.mark.redis, pytest.mark.timeout(300), pytest.mark.long(30)]
 
 STORY = "Tell me a long story"
 OUTAGE_SECONDS = 2.0  # the scenario: Redis gone this long in the middle of the run

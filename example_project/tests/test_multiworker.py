@@ -22,10 +22,11 @@ from example_project.tests.servers import (
     ServerDatabase,
     create_user,
     server_environment,
+    start_all,
 )
 from tests.browser import save_screenshot
 
-pytestmark = [pytest.mark.browser, pytest.mark.redis]
+pytestmark = [pytest.mark.browser, pytest.mark.redis, pytest.mark.long(25)]
 
 REPLY = ".message-assistant .text"
 
@@ -47,8 +48,7 @@ def workers(tmp_path_factory: pytest.TempPathFactory, log_dir: Path) -> Iterator
     servers = [DaphneServer(f"worker-{n}", log_dir, env) for n in (1, 2)]
     try:
         database.prepare(env)
-        for server in servers:
-            server.start()
+        start_all(servers)
         yield servers
     finally:
         for server in servers:

@@ -27,12 +27,13 @@ from example_project.tests.servers import (
     create_user,
     manage,
     server_environment,
+    start_all,
 )
 from example_project.tests.test_e2e_browser import ASSISTANT, context, page, send  # noqa: F401
 from tests.browser import save_screenshot
 from tests.services import PostgresServer, RedisServer
 
-pytestmark = [pytest.mark.redis, pytest.mark.timeout(300)]
+pytestmark = [pytest.mark.redis, pytest.mark.timeout(300), pytest.mark.long(45)]
 
 DRAIN_SECONDS = 25  # the default; the story (about 20 s) fits in it
 
@@ -69,8 +70,7 @@ def workers(tmp_path_factory: pytest.TempPathFactory, log_dir: Path) -> Iterator
         )
         manage(env, "migrate", "--no-input", "-v", "0")
         servers = [SharedPortServer(f"rolling-{n}", log_dir, env, listener) for n in (1, 2)]
-        for server in servers:
-            server.start()
+        start_all(servers)
         yield servers
     finally:
         for server in servers:

@@ -36,7 +36,7 @@ from example_project.tests.test_e2e_browser import (  # noqa: F401 - run over SS
     wait_idle,
 )
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.long(40)]
 
 STREAM_SECONDS = 4
 

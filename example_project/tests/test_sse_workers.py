@@ -25,10 +25,11 @@ from example_project.tests.servers import (
     create_user,
     manage,
     server_environment,
+    start_all,
 )
 from tests.services import PostgresServer
 
-pytestmark = [pytest.mark.timeout(300)]
+pytestmark = [pytest.mark.timeout(300), pytest.mark.long(30)]
 
 LEASE = 6  # RUN_LEASE_SECONDS: a killed worker's run is noticed within about this
 STORY = "Tell me a long story"
@@ -81,8 +82,7 @@ def workers(tmp_path_factory: pytest.TempPathFactory, log_dir: Path) -> Iterator
         result = Workers(postgres, env)
         servers = [UvicornServer(f"sse-{n}", log_dir, env) for n in (1, 2)]
         result.servers = servers
-        for server in servers:
-            server.start()
+        start_all(servers)
         result.cookie = log_in(servers[0].url, create_user(env))
         yield result
     finally:

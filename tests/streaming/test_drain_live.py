@@ -26,7 +26,12 @@ from tests.live_clients import LiveSocket
 from tests.shown import Shown
 from tests.websockets import login_cookie
 
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.redis, pytest.mark.once]
+pytestmark = [
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.redis,
+    pytest.mark.once,
+    pytest.mark.long(25),
+]
 
 DRAIN_SECONDS = 4.0
 SERVERS = {

@@ -26,7 +26,12 @@ from tests.live_clients import LiveSocket, LiveSseTab
 from tests.shown import Shown
 from tests.websockets import login_cookie
 
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.redis, pytest.mark.once]
+pytestmark = [
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.redis,
+    pytest.mark.once,
+    pytest.mark.long(50),
+]
 
 TIMERS = {"FOLLOW_CHECK_SECONDS": 1.0, "CATCHUP_TIMEOUT_SECONDS": 0.5, "GAP_TIMEOUT_SECONDS": 0.2}
 BOUND = TIMERS["FOLLOW_CHECK_SECONDS"] + TIMERS["CATCHUP_TIMEOUT_SECONDS"]

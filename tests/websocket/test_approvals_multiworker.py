@@ -20,7 +20,7 @@ from django_agent_sessions.models import AgentRun, SessionItem, ToolApproval
 from tests.daphne_workers import Worker, two_workers
 from tests.websockets import login_cookie
 
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.redis]
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.redis, pytest.mark.long(45)]
 AGENT = "tests.chat_agent.make_payment_demo_agent"
 REPLY = "Done. call-ann: sent 5 to ann; call-bob: Not Bob."
 
