@@ -48,7 +48,7 @@ def _kill_group(process: subprocess.Popen[str]) -> None:
 
 
 def _start(module: str, out_dir: Path, *args: str) -> subprocess.Popen[str]:
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "PYTHONDONTWRITEBYTECODE": "1"}
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
     env.pop("DJANGO_SETTINGS_MODULE", None)  # the benchmarks configure their own processes
     return subprocess.Popen(
         [sys.executable, "-m", module, "--smoke", "--out-dir", str(out_dir), *args],

@@ -160,7 +160,6 @@ def server_environment(database_url: str, **extra: str) -> dict[str, str]:
         SECURE_COOKIES="0",  # plain http on loopback
         DEMO_MODEL_DELAY="0.01",
         LOG_LEVEL="WARNING",
-        PYTHONDONTWRITEBYTECODE="1",
         PYTHONUNBUFFERED="1",  # access log lines reach the log file at once
     )
     env.update(extra)
