@@ -132,12 +132,7 @@ async def chat(
         # EventSource whatever its fetch is doing; a refused POST ends the stream.
         posted = asyncio.ensure_future(poster.message(stream.session_id, text))
         posted.add_done_callback(lambda _posted: _close_unless_accepted(_posted, stream))
-        result.stage = "reading the run"
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            frame = await asyncio.wait_for(stream.frame(), deadline - time.monotonic())
-            if record_frame(result, frame, started):
-                break
+        await _read_run(stream, result, started, timeout)
         if (status := await asyncio.wait_for(posted, 30)) != 202:
             result.error = f"POST answered {status}"
     except (TimeoutError, asyncio.TimeoutError):
@@ -163,12 +158,7 @@ async def floor_chat(
         started = time.time()
         path = f"/_bench/floor/{stream.session_id}/"
         await asyncio.wait_for(stream.request(post_request(path, cookie, {"text": text})), timeout)
-        result.stage = "reading the run"
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            frame = await asyncio.wait_for(stream.frame(), deadline - time.monotonic())
-            if record_frame(result, frame, started):
-                break
+        await _read_run(stream, result, started, timeout)
     except (TimeoutError, asyncio.TimeoutError):
         pass  # hung: not completed, no error frame
     except Exception as error:  # a benchmark reports failures instead of dying on them
@@ -176,6 +166,18 @@ async def floor_chat(
     finally:
         await stream.close()
     return result
+
+
+async def _read_run(
+    stream: EventStream, result: ClientResult, started: float, timeout: float
+) -> None:
+    """The run's events into ``result`` until its end, or ``timeout`` (TimeoutError)."""
+    result.stage = "reading the run"
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        frame = await asyncio.wait_for(stream.frame(), deadline - time.monotonic())
+        if record_frame(result, frame, started):
+            return
 
 
 def _close_unless_accepted(posted: asyncio.Future[int], stream: EventStream) -> None:

@@ -96,27 +96,17 @@ def start(
         try:
             # A savepoint, so that losing the race leaves the outer transaction usable.
             with transaction.atomic(using=using):
-                run = create_record(
-                    session_pk, now, agent_name, lease_seconds, client_id, newest["newest"] or 0
+                run = AgentRun.objects.create(
+                    session_id=session_pk,
+                    agent_name=serialization.column_text(agent_name, 255),
+                    started_at=now,
+                    lease_expires_at=now + timedelta(seconds=lease_seconds),
+                    history_item_id=newest["newest"] or 0,
+                    client_id=serialization.column_text(client_id, 64),
                 )
         except IntegrityError:
             return None
     return StartedRun(run.pk, str(run.run_id), run.history_item_id, tuple(expired))
-
-
-def create_record(
-    session_pk: int, now: datetime, agent_name: str, lease: float, client_id: str, history: int
-) -> AgentRun:
-    """A ``running`` record; ``IntegrityError`` if the conversation has a run already."""
-    run: AgentRun = AgentRun.objects.create(
-        session_id=session_pk,
-        agent_name=serialization.column_text(agent_name, 255),
-        started_at=now,
-        lease_expires_at=now + timedelta(seconds=lease),
-        history_item_id=history,
-        client_id=serialization.column_text(client_id, 64),
-    )
-    return run
 
 
 @hop
