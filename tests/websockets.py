@@ -79,10 +79,20 @@ class Socket:
         return frame
 
     async def until(self, *types: str, timeout: float = 5) -> list[dict[str, Any]]:
-        """Frames up to and including the first of one of ``types``."""
-        frames = []
+        """Frames up to and including the first of one of ``types``.
+
+        Raises ``TimeoutError`` naming what came instead, when no frame came for
+        ``timeout`` seconds (a run that ended otherwise, or a socket that went quiet).
+        """
+        frames: list[dict[str, Any]] = []
         while True:
-            frame = await self.receive(timeout)
+            try:
+                frame = await self.receive(timeout)
+            except asyncio.TimeoutError as quiet:
+                came = [frame["type"] for frame in frames]
+                raise asyncio.TimeoutError(
+                    f"waited for {types}; came before the silence: {came}"
+                ) from quiet
             frames.append(frame)
             if frame["type"] in types:
                 return frames

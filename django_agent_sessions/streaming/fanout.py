@@ -32,6 +32,7 @@ from typing import Any
 
 from django_agent_sessions.serialization import valid_unicode
 from django_agent_sessions.streaming import layer
+from django_agent_sessions.streaming.ordering import Sequencer
 
 logger = logging.getLogger(__name__)
 
@@ -138,3 +139,14 @@ def from_this_process(message: dict[str, Any]) -> bool:
 def asks_to_follow(message: dict[str, Any]) -> bool:
     """Whether a layer message is the start of a run that publishes only in its process."""
     return message.get("followed") is False and message["event"].get("type") == "run.started"
+
+
+def missed_before(message: dict[str, Any], sequencer: Sequencer) -> bool:
+    """Whether a layer message of a run that is not ``followed`` comes after events the
+    socket never had: it never followed the run (only announced events reached it)."""
+    event = message["event"]
+    return (
+        message.get("followed") is False
+        and isinstance(event.get("seq"), int)
+        and sequencer.is_behind(str(event["run_id"]), event["seq"] - 1)
+    )

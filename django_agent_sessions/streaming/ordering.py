@@ -10,6 +10,7 @@ missed (``relay``, ``watch``).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 Event = dict[str, Any]
@@ -45,9 +46,18 @@ class Sequencer:
         self._held.setdefault(run_id, {})[seq] = event
         return self._ready(run_id)
 
-    def is_behind(self, run_id: str, seq: int) -> bool:
-        """Whether the socket has yet to send the run's events up to ``seq``."""
-        return self._next.get(run_id, 1) <= seq
+    def is_behind(self, run_id: str, seq: int, *, holding: Iterable[Event] = ()) -> bool:
+        """Whether the socket has yet to send the run's events up to ``seq``.
+
+        ``holding``: events the socket holds elsewhere (a catch-up's buffer), counted as
+        had: a tab whose held events fill every gap up to ``seq`` missed nothing.
+        """
+        next_seq = self._next.get(run_id, 1)
+        held = [event for event in holding if event.get("run_id") == run_id]
+        if next_seq > seq or not held:
+            return next_seq <= seq
+        had = {event.get("seq") for event in held} | set(self._held.get(run_id, {}))
+        return not had.issuperset(range(next_seq, seq + 1))
 
     def has_gap(self, run_id: str) -> bool:
         return bool(self._held.get(run_id))

@@ -147,20 +147,28 @@ class Relay:
             return  # a second answer, or one the socket no longer needs
         if self.watch.has_ended(run_id):  # a late answer: the tab has shown the run's end
             return await self._flush_buffer()
-        if probing and not self.sequencer.is_behind(run_id, seq):
-            self.watch.restart_silence()  # nothing was missed
+        if probing and not self.sequencer.is_behind(run_id, seq, holding=self._buffer or ()):
+            self.watch.restart_silence()  # nothing was missed (it may be held meanwhile)
             return await self._flush_buffer()
         if run_id == self._started_elsewhere:
             self._started_elsewhere = None
             await self._send_missed_events(snapshot)
         else:
-            stored = await history.load(self._pk, up_to_item_id=snapshot["history_item_id"])
-            active_run = {key: snapshot[key] for key in ("run_id", "seq", "items", "text")}
-            await self._send_history_frame(stored, active_run)
+            await self._send_snapshot_frame(snapshot)
         self.sequencer.expect(run_id, seq + 1)
         for ready in self.sequencer.release(run_id):
             await self._show(ready)
         await self._flush_buffer()
+
+    async def _send_snapshot_frame(self, snapshot: dict[str, Any]) -> None:
+        """The history up to the run, and the run as the snapshot has it; the stored
+        history alone if the run's end (or pause) was recorded since it was taken."""
+        stored = await history.load(self._pk, up_to_item_id=snapshot["history_item_id"])
+        if stored.active_run_id != snapshot["run_id"]:  # (its event, late, is not shown)
+            stored = await history.load(self._pk, up_to_item_id=None)
+            return await self._send_history_frame(stored, None)
+        active_run = {key: snapshot[key] for key in ("run_id", "seq", "items", "text")}
+        await self._send_history_frame(stored, active_run)
 
     async def _send_missed_events(self, snapshot: dict[str, Any]) -> None:
         """The events a run published before this tab followed it (``wire.missed_events``)."""
@@ -216,7 +224,7 @@ class Relay:
         if fanout.asks_to_follow(message) and self.sequencer.is_behind(run_id, event["seq"]):
             # (not a copy of a start this socket has had; a resumed run starts again)
             return await self._follow(event)
-        if self._buffer is None and self._missed_before(message):
+        if self._buffer is None and fanout.missed_before(message, self.sequencer):
             # The end (or the approval requests) of a run of another worker that this
             # socket never managed to follow: what the run stored is the page's state.
             self.sequencer.expect(run_id, event["seq"] + 1)
@@ -247,14 +255,6 @@ class Relay:
         await self._relay(start)
         self._started_elsewhere = run_id
         await self._catch_up()
-
-    def _missed_before(self, message: dict[str, Any]) -> bool:
-        event = message["event"]
-        return (
-            message.get("followed") is False
-            and isinstance(event.get("seq"), int)
-            and self.sequencer.is_behind(str(event["run_id"]), event["seq"] - 1)
-        )
 
     async def _relay(self, event: dict[str, Any]) -> None:
         for ready in self.sequencer.push(event):

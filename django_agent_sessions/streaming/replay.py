@@ -32,6 +32,11 @@ class EventLog:
     def add(self, event: dict[str, Any]) -> None:
         self._events.append(event)
 
+    @property
+    def last_seq(self) -> int | None:
+        """The ``seq`` of the last event published; None before the first."""
+        return self._events[-1]["seq"] if self._events else None
+
     def after(self, seq: int) -> list[dict[str, Any]] | None:
         """The events after ``seq``; None when the log cannot say (it starts later:
         a run resumed after approvals) or they are too many to send."""

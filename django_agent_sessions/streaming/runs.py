@@ -148,7 +148,14 @@ class ActiveRun:
         self.streamed.cancel()
 
     def snapshot(self) -> dict[str, Any]:
-        return {**self.streamed.snapshot(), "history_item_id": self.started.history_item_id}
+        """Where the run stands for a tab that catches up. Its ``seq`` is that of the last
+        event published: the end is numbered before its record is written and published
+        after, and a tab told of it meanwhile would drop it as already shown."""
+        snapshot = self.streamed.snapshot()
+        published = self.log.last_seq
+        if published is not None:
+            snapshot["seq"] = published
+        return {**snapshot, "history_item_id": self.started.history_item_id}
 
     async def stream(self) -> dict[str, Any] | None:
         """Publish the run's events as they come; its terminal event, or None when it

@@ -69,3 +69,15 @@ def test_an_end_numbered_behind_what_was_sent_is_still_sent():
     lost = {"type": "run.failed", "run_id": "r", "seq": 3, "error": {"code": "worker_lost"}}
     assert sequencer.push(lost) == [lost]
     assert sequencer.push(event(2)) == []  # other events behind stay dropped
+
+
+def test_events_held_elsewhere_that_fill_the_gap_leave_nothing_behind():
+    sequencer = Sequencer()
+    sequencer.expect("r", 3)
+    held = [event(3), event(5), event(4, "other")]
+    assert sequencer.is_behind("r", 4)
+    assert sequencer.is_behind("r", 5, holding=held)  # 4 is missing
+    assert not sequencer.is_behind("r", 3, holding=held)
+    sequencer.push(event(4))  # held by the sequencer itself
+    assert sequencer.is_behind("r", 5)
+    assert not sequencer.is_behind("r", 5, holding=held)

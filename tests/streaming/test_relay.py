@@ -142,9 +142,8 @@ async def test_a_gap_that_stays_open_is_filled_from_the_runs_snapshot(
 ) -> None:
     await conversation.listen_as_the_run()
     await conversation.relay.send_history()
-    last_item_id = conversation.tab.sent[0]["last_item_id"]
     conversation.tab.sent.clear()
-    started = store_runs.StartedRun(0, str(uuid.uuid4()), last_item_id)  # another worker's
+    started = await conversation.start_run()  # of another worker: none runs in this process
     await conversation.event(started.run_id, 1, "run.started")
     await conversation.event(started.run_id, 3, delta="c")  # 2 was lost
     # The gap's timer would wake this check: the tab asks the run where it stands.
@@ -254,3 +253,41 @@ async def test_a_catchup_holding_too_many_events_drops_text_never_the_end(
     await conversation.relay.on_check({"run_id": started.run_id, "gap": True})
     await conversation.relay.on_snapshot(snapshot(started, 1003, text="x" * 1001))
     assert conversation.shown()[-1] == ("run.completed", 1004)
+
+
+async def test_a_check_answered_after_the_events_it_held_shows_them_and_no_history(
+    conversation: Conversation,
+) -> None:
+    # A run silent for a while (its model is slow) is checked on; its next events come
+    # before its answer and are held: they fill everything up to it, nothing was missed.
+    await conversation.listen_as_the_run()
+    started = await conversation.start_run()
+    await conversation.relay.send_history()
+    await conversation.asked()  # the catch-up of a tab that opens mid-run
+    await conversation.relay.on_snapshot(snapshot(started, 2, text="Hi"))
+    conversation.tab.sent.clear()
+    await conversation.relay.on_check({"type": "agent.check", "run_id": started.run_id})
+    assert (await conversation.asked())["type"] == "agent.catchup"
+    await conversation.event(started.run_id, 3, delta=" th")
+    await conversation.event(started.run_id, 4, delta="ere")
+    await conversation.relay.on_snapshot(snapshot(started, 4, text="Hi there"))
+    assert conversation.shown() == [("text.delta", 3), ("text.delta", 4)]
+    assert [frame["type"] for frame in conversation.tab.sent] == ["text.delta", "text.delta"]
+
+
+async def test_a_snapshot_of_a_run_whose_end_is_recorded_sends_the_stored_history(
+    conversation: Conversation,
+) -> None:
+    # A run records its end, then publishes it: a snapshot taken in between must not
+    # show the run as going on (the tab would then drop its end as one it showed).
+    await conversation.listen_as_the_run()
+    started = await conversation.start_run()
+    await conversation.relay.send_history()
+    await conversation.asked()
+    await store_runs.finish(started.pk, status="cancelled", usage=Usage(), partial_text="Hel")
+    await conversation.relay.on_snapshot(snapshot(started, 3, text="Hel"))
+    [frame] = conversation.tab.sent
+    assert (frame["type"], frame["active_run"]) == ("history", None)
+    assert (frame["items"][-1]["text"], frame["items"][-1]["status"]) == ("Hel", "cancelled")
+    await conversation.event(started.run_id, 4, "run.cancelled")  # the end, on its way
+    assert conversation.tab.sent == [frame]

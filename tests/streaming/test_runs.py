@@ -96,6 +96,17 @@ async def test_a_run_publishes_in_order_to_its_sockets_and_its_log(harness: Harn
     assert runs.local_run(harness.pk) is None
 
 
+async def test_a_catchup_after_the_end_is_numbered_is_not_told_its_seq(harness: Harness) -> None:
+    # ``lifecycle`` records the end before it publishes it: a tab told the end's seq in
+    # between would drop the end when it comes, as one it had shown.
+    active = await harness.run()
+    terminal = await active.stream()
+    assert terminal is not None
+    await harness.control({"type": "agent.catchup", "reply_to": harness.remote})
+    snapshot = (await harness.answer())["snapshot"]
+    assert snapshot["seq"] == active.log.last_seq == terminal["seq"] - 1
+
+
 async def test_a_cancel_for_another_run_is_ignored(harness: Harness) -> None:
     gate = asyncio.Event()
     active = await harness.run(gate)
