@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from agents.tool import DEFAULT_APPROVAL_REJECTION_MESSAGE
+from django.db.models import Subquery
 
 from django_agent_sessions import serialization
 from django_agent_sessions.conf import app_settings
@@ -37,9 +38,10 @@ def close_open_calls(
     output is the one the run produced (``outputs``), else a rejected call's rejection,
     else ``text``.
     """
-    since = AgentRun.objects.filter(pk=run_pk).values_list("history_item_id", flat=True).get()
+    # The run's first item, as a subquery: one statement, not a read of the run first.
+    since = AgentRun.objects.filter(pk=run_pk).values("history_item_id")[:1]
     rows = (
-        SessionItem.objects.filter(session_id=session_pk, id__gt=since)
+        SessionItem.objects.filter(session_id=session_pk, id__gt=Subquery(since))
         .exclude(call_id="")
         .order_by("id")
         .values_list("item_type", "call_id")

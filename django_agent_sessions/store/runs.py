@@ -25,8 +25,8 @@ from typing import Any
 
 from agents.usage import Usage
 from django.db import IntegrityError, connections, router, transaction
-from django.db.models import Max
-from django.db.models.functions import Greatest
+from django.db.models import Max, Subquery
+from django.db.models.functions import Coalesce, Greatest
 from django.utils import timezone
 
 from django_agent_sessions import serialization
@@ -96,17 +96,27 @@ def start(
         try:
             # A savepoint, so that losing the race leaves the outer transaction usable.
             with transaction.atomic(using=using):
-                run = AgentRun.objects.create(
-                    session_id=session_pk,
-                    agent_name=serialization.column_text(agent_name, 255),
-                    started_at=now,
-                    lease_expires_at=now + timedelta(seconds=lease_seconds),
-                    history_item_id=newest["newest"] or 0,
-                    client_id=serialization.column_text(client_id, 64),
+                run = create_record(
+                    session_pk, now, agent_name, lease_seconds, client_id, newest["newest"] or 0
                 )
         except IntegrityError:
             return None
     return StartedRun(run.pk, str(run.run_id), run.history_item_id, tuple(expired))
+
+
+def create_record(
+    session_pk: int, now: datetime, agent_name: str, lease: float, client_id: str, history: int
+) -> AgentRun:
+    """A ``running`` record; ``IntegrityError`` if the conversation has a run already."""
+    run: AgentRun = AgentRun.objects.create(
+        session_id=session_pk,
+        agent_name=serialization.column_text(agent_name, 255),
+        started_at=now,
+        lease_expires_at=now + timedelta(seconds=lease),
+        history_item_id=history,
+        client_id=serialization.column_text(client_id, 64),
+    )
+    return run
 
 
 @hop
@@ -223,6 +233,6 @@ def _close_and_mark_last(
 
 
 def mark_last_item(session_pk: int, run_pk: int) -> None:
-    """The run's items end here: the conversation's newest item."""
-    newest = SessionItem.objects.filter(session_id=session_pk).aggregate(n=Max("id"))
-    AgentRun.objects.filter(pk=run_pk).update(last_item_id=newest["n"] or 0)
+    """The run's items end here: the conversation's newest item (one UPDATE)."""
+    newest = SessionItem.objects.filter(session_id=session_pk).order_by("-id").values("id")[:1]
+    AgentRun.objects.filter(pk=run_pk).update(last_item_id=Coalesce(Subquery(newest), 0))

@@ -18,6 +18,7 @@ from django.utils.translation import gettext as _
 
 from django_agent_sessions import DjangoSession
 from django_agent_sessions.exceptions import SessionOwnershipError
+from django_agent_sessions.store import runs as store_runs
 from django_agent_sessions.streaming import drain, frames, lifecycle, ratelimit, runs, tasks
 
 logger = logging.getLogger(__name__)
@@ -40,8 +41,11 @@ class Participant(Protocol):
 
     def rate_limit_key(self) -> str: ...
 
-    async def create_conversation(self) -> None:
-        """Create the conversation (owned by the visitor) and set ``conversation_pk``."""
+    async def create_conversation(
+        self, *, agent_name: str, client_id: str
+    ) -> store_runs.StartedRun | None:
+        """Create the conversation (owned by the visitor) with its first run's record,
+        set ``conversation_pk``; None if it existed already and has a run."""
 
 
 def _refuse_while_draining(client_id: str = "") -> None:
@@ -65,11 +69,18 @@ async def send_message(visitor: Participant, content: dict[str, Any]) -> None:
         message = _("Too many messages; wait a moment.")
         raise frames.BadFrame("rate_limited", message, frame.client_id, retry_after=retry_after)
     try:
+        # The agent first: a broken factory leaves no empty conversation behind.
+        agent = await visitor.get_agent()
+        started = None
         if visitor.conversation_pk is None:
-            await visitor.create_conversation()
-        request = await run_request(visitor, frame.text, frame.client_id)
-        active = await tasks.start(request, channel_layer=visitor.channel_layer)
-    except SessionOwnershipError:
+            started = await visitor.create_conversation(
+                agent_name=agent.name, client_id=frame.client_id
+            )
+            if started is None:
+                raise frames.busy(frame.client_id)
+        request = await run_request(visitor, frame.text, frame.client_id, agent=agent)
+        active = await tasks.start(request, channel_layer=visitor.channel_layer, started=started)
+    except (SessionOwnershipError, frames.BadFrame):
         raise  # someone else created this id since the visitor opened it
     except Exception:
         # A broken agent factory or an unreachable database: the browser learns that
@@ -81,9 +92,11 @@ async def send_message(visitor: Participant, content: dict[str, Any]) -> None:
         raise frames.busy(frame.client_id)
 
 
-async def run_request(visitor: Participant, text: str, client_id: str = "") -> runs.RunRequest:
+async def run_request(
+    visitor: Participant, text: str, client_id: str = "", *, agent: Agent[Any] | None = None
+) -> runs.RunRequest:
     assert visitor.conversation_pk is not None
-    agent = await visitor.get_agent()
+    agent = agent or await visitor.get_agent()
     owner = None if visitor.anonymous else visitor.user
     session = DjangoSession(visitor.session_id, owner=owner)
     return runs.RunRequest(

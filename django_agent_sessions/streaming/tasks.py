@@ -107,13 +107,16 @@ async def decide(
     return True
 
 
-async def start(request: RunRequest, *, channel_layer: Any) -> ActiveRun | None:
-    """Record and start a run; None if the conversation already has one.
+async def start(
+    request: RunRequest, *, channel_layer: Any, started: store_runs.StartedRun | None = None
+) -> ActiveRun | None:
+    """Record and start a run (``started``: recorded with its new conversation already);
+    None if the conversation already has one.
 
     The record comes first: its id is the run's id on the wire from the first event on.
     Runs of the conversation whose worker died are ended on the way, and told.
     """
-    started = await store_runs.start(
+    started = started or await store_runs.start(
         request.conversation_pk,
         agent_name=request.agent.name,
         lease_seconds=float(app_settings.RUN_LEASE_SECONDS),

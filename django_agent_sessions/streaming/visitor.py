@@ -17,7 +17,9 @@ from typing import Any
 from agents import Agent
 
 from django_agent_sessions import DjangoSession
-from django_agent_sessions.store import conversations
+from django_agent_sessions.conf import app_settings
+from django_agent_sessions.store import conversations, first_messages
+from django_agent_sessions.store.runs import StartedRun
 from django_agent_sessions.streaming import access, groups
 from django_agent_sessions.streaming.agent_loading import load_agent
 from django_agent_sessions.streaming.context import AgentRunContext
@@ -92,11 +94,19 @@ class Visitor:
         found = conversations.find_conversation(self.session_id, owner_id=self.owner_id)
         self.conversation_pk = None if found is None else found.pk
 
-    async def create_conversation(self) -> None:
-        """The first message: create the conversation (the visitor's), and bring every
-        tab of the visitor open on its id into it (``groups.announce_creation``)."""
-        opened = await conversations.aopen_conversation(self.session_id, owner_id=self.owner_id)
+    async def create_conversation(self, *, agent_name: str, client_id: str) -> StartedRun | None:
+        """The first message: create the conversation (the visitor's) with its run's
+        record in one hop (``store.first_messages``), and bring every tab of the visitor
+        open on its id into it (``groups.announce_creation``) before the run publishes."""
+        opened, started = await first_messages.open_and_start(
+            self.session_id,
+            owner_id=self.owner_id,
+            agent_name=agent_name,
+            lease_seconds=float(app_settings.RUN_LEASE_SECONDS),
+            client_id=client_id,
+        )
         self.conversation_pk = opened.pk
         await groups.announce_creation(
             self.channel_layer, self.session_id, self.owner_id, opened.pk, created=opened.created
         )
+        return started

@@ -105,6 +105,8 @@ async def test_an_agent_that_cannot_be_built_is_unavailable_without_details(
     assert (refused.value.code, refused.value.client_id) == ("unavailable", "c-1")
     assert "secret" not in refused.value.message  # the details went to the log
     assert not await AgentRun.objects.aexists()
+    # The agent loads before anything is written: no empty conversation is left.
+    assert (tab.conversation_pk, await AgentSession.objects.aexists()) == (None, False)
     # Nothing to cancel or decide on in a conversation that never ran.
     await actions.cancel(tab, {"type": "cancel"})
     with pytest.raises(BadFrame) as unknown:

@@ -1,0 +1,51 @@
+"""A conversation's first message: the conversation and its run recorded in one hop.
+
+Every first message of a new chat creates its conversation and then records its run.
+Apart, that is two hops and two transactions, and the run's start locks the
+conversation, looks for runs whose worker died and for the newest item: work for a
+conversation that a moment ago did not exist. Together, in one transaction, the
+conversation's row is new and not yet visible to anyone else: it has no runs and no
+items, so the run is recorded at once (measured on the streaming benchmark: the first
+message's CPU before its first token, see ``benchmarks/README.md``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from django_agent_sessions.models import AgentSession
+from django_agent_sessions.store import conversations, runs
+from django_agent_sessions.store.hops import hop
+
+
+@hop
+def open_and_start(
+    session_id: str, *, owner_id: Any, agent_name: str, lease_seconds: float, client_id: str = ""
+) -> tuple[conversations.OpenedConversation, runs.StartedRun | None]:
+    """The conversation ``session_id`` (created for ``owner_id`` if it does not exist)
+    and its new run, or None if it existed and has a run already.
+
+    For a visitor that found no conversation: one transaction of two INSERTs. One that
+    exists (another tab or worker created it since the visitor looked) gets the usual
+    ``runs.start``, or ``SessionOwnershipError`` like ``conversations.open_conversation``
+    when it is someone else's, with nothing written.
+    """
+    now, using = timezone.now(), runs.database()
+    try:
+        # The visitor found no conversation a moment ago: create it (without looking
+        # again), and its run; nothing else can see the new row before the commit.
+        with transaction.atomic(using=using):
+            created = AgentSession.objects.create(session_id=session_id, owner_id=owner_id)
+            run = runs.create_record(created.pk, now, agent_name, lease_seconds, client_id, 0)
+        opened = conversations.OpenedConversation(created.pk, session_id, created=True)
+        return opened, runs.StartedRun(run.pk, str(run.run_id), run.history_item_id)
+    except IntegrityError:
+        pass  # created meanwhile, by another tab or worker: the conversation's usual start
+    opened = conversations.open_conversation(session_id, owner_id=owner_id)
+    started = runs.start.sync(
+        opened.pk, agent_name=agent_name, lease_seconds=lease_seconds, client_id=client_id
+    )
+    return opened, started
