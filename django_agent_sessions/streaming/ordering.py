@@ -28,7 +28,12 @@ class Sequencer:
         self._held: dict[str, dict[int, Event]] = {}
 
     def expect(self, run_id: str, next_seq: int) -> None:
-        """The socket already has everything before ``next_seq`` (from a snapshot)."""
+        """The socket already has everything before ``next_seq`` (from a snapshot).
+
+        Never back: a history frame may show more of a run (its approval requests, from
+        the stored pause) than the snapshot that came with it.
+        """
+        next_seq = max(next_seq, self._next.get(run_id, 1))
         self._next[run_id] = next_seq
         held = self._held.get(run_id, {})
         for seq in [seq for seq in held if seq < next_seq]:

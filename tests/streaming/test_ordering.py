@@ -81,3 +81,11 @@ def test_events_held_elsewhere_that_fill_the_gap_leave_nothing_behind():
     sequencer.push(event(4))  # held by the sequencer itself
     assert sequencer.is_behind("r", 5)
     assert not sequencer.is_behind("r", 5, holding=held)
+
+
+def test_what_the_socket_has_is_never_taken_back():
+    sequencer = Sequencer()
+    sequencer.expect("r", 6)  # a history frame showed the run's pause, up to 5
+    sequencer.expect("r", 4)  # the snapshot that came with it was taken before
+    assert seqs(sequencer.push(event(5))) == []
+    assert seqs(sequencer.push(event(6))) == [6]
