@@ -9,6 +9,7 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 
 from django_agent_sessions import DjangoSession
+from tests.wheelhouse import offline_pip  # noqa: F401 - the run's wheelhouse, for fresh installs
 
 
 def pytest_configure(config: pytest.Config) -> None:

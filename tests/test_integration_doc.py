@@ -116,23 +116,26 @@ def run(cwd: Path, env: dict[str, str], *args: str) -> str:
 
 
 @pytest.fixture(scope="module")
-def project(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str]]:
+def project(
+    tmp_path_factory: pytest.TempPathFactory, offline_pip: dict[str, str]
+) -> tuple[Path, dict[str, str]]:
     root = tmp_path_factory.mktemp("fresh")
-    env = fresh_environment()
+    env = fresh_environment(offline_pip)
     project_dir = install_as_the_guide_says(root, env)
     assert project_dir == root / "mysite"
     apply_blocks(project_dir, guide_blocks())
     return project_dir, env
 
 
-def fresh_environment() -> dict[str, str]:
-    """This process's environment, less what would configure the fresh project."""
+def fresh_environment(offline_pip: dict[str, str]) -> dict[str, str]:
+    """This process's environment, less what would configure the fresh project, with
+    pip reading the run's wheelhouse (``tests/wheelhouse.py``)."""
     env = {
         key: value
         for key, value in os.environ.items()
         if not key.startswith(("DJANGO_", "OPENAI_", "AGENT_SESSIONS_")) and key != "PYTHONPATH"
     }
-    env.update(PYTHONDONTWRITEBYTECODE="1", PYTHONUNBUFFERED="1")
+    env.update(PYTHONDONTWRITEBYTECODE="1", PYTHONUNBUFFERED="1", **offline_pip)
     return env
 
 

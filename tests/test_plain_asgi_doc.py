@@ -62,9 +62,11 @@ def test_the_guide_covers_every_step():
 
 
 @pytest.fixture(scope="module")
-def project(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str]]:
+def project(
+    tmp_path_factory: pytest.TempPathFactory, offline_pip: dict[str, str]
+) -> tuple[Path, dict[str, str]]:
     root = tmp_path_factory.mktemp("plain-asgi")
-    env = fresh_environment()
+    env = fresh_environment(offline_pip)
     project_dir = install_as_the_guide_says(root, env, GUIDE, MARKER)
     apply_blocks(project_dir, guide_blocks(GUIDE, MARKER))
     return project_dir, env

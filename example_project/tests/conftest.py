@@ -17,6 +17,7 @@ from example_project.tests.servers import (
     server_environment,
 )
 from tests.browser import browser  # noqa: F401 - the module-scoped Chromium fixture
+from tests.wheelhouse import offline_pip  # noqa: F401 - the run's wheelhouse, for bin/run
 
 
 @pytest.fixture(autouse=True, scope="session")
@@ -38,7 +39,6 @@ def log_dir() -> Path:
 def server_database(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerDatabase]:
     database = ServerDatabase(tmp_path_factory.mktemp("example-db"))
     try:
-        database.prepare(server_environment(database.url))
         yield database
     finally:
         database.drop()

@@ -24,6 +24,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+from example_project.tests import migrated
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
 START_TIMEOUT = 60.0
 DAPHNE = [sys.executable, "-m", "daphne", "-v", "1"]
@@ -167,7 +169,8 @@ def server_environment(database_url: str, **extra: str) -> dict[str, str]:
 
 
 class ServerDatabase:
-    """A database of its own for the servers under test, migrated by ``manage.py``.
+    """A migrated database of its own for the servers under test (a copy of a template
+    ``manage.py migrate`` made: ``migrated.py``).
 
     ``backend`` None follows the run's test database (``AGENT_SESSIONS_TEST_DB``): a
     SQLite file, or a new PostgreSQL database on the test server (libpq's ``PG*``
@@ -190,17 +193,19 @@ class ServerDatabase:
                 "HOST": os.environ.get("PGHOST", "127.0.0.1"),
                 "PORT": os.environ.get("PGPORT", "5432"),
             }
-            self._maintenance(f'CREATE DATABASE "{self.config["NAME"]}"')
+            template = migrated.postgres_template(self._maintenance, self._url_of, _migrate)
+            self._maintenance(f'CREATE DATABASE "{self.config["NAME"]}" TEMPLATE "{template}"')
         else:
             self.postgres = False
             self.config = {
                 "ENGINE": "django.db.backends.sqlite3",
                 "NAME": str(directory / "example.sqlite3"),
             }
+            migrated.sqlite_copy(Path(self.config["NAME"]), _migrate)
         self.url = database_url(self.config)
 
-    def prepare(self, env: dict[str, str]) -> None:
-        manage(env, "migrate", "--no-input", "-v", "0")
+    def _url_of(self, name: str) -> str:
+        return database_url({**self.config, "NAME": name})
 
     def drop(self) -> None:
         if self.postgres:
@@ -218,6 +223,10 @@ class ServerDatabase:
             autocommit=True,
         ) as connection:
             connection.execute(sql.encode())
+
+
+def _migrate(url: str) -> None:
+    manage(server_environment(url), "migrate", "--no-input", "-v", "0")
 
 
 def manage(env: dict[str, str], *args: str) -> str:

@@ -47,7 +47,6 @@ def workers(tmp_path_factory: pytest.TempPathFactory, log_dir: Path) -> Iterator
     )
     servers = [DaphneServer(f"worker-{n}", log_dir, env) for n in (1, 2)]
     try:
-        database.prepare(env)
         start_all(servers)
         yield servers
     finally:

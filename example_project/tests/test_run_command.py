@@ -4,8 +4,9 @@ The copy holds exactly the repository's files (no database, no ``.venv``), and `
 builds its own virtual environment there from what ``pyproject.toml`` lists, so a runtime
 dependency missing from that list fails here: the server does not start, or does not
 answer a chat message. Only pip's download cache is shared with the machine, as it would
-be on a developer's. Then the demo login signs in and a websocket message gets a streamed
-reply from the offline demo model.
+be on a developer's, and pip reads the run's wheelhouse instead of asking the package
+index (``tests/wheelhouse.py``). Then the demo login signs in and a websocket message gets
+a streamed reply from the offline demo model.
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ pytestmark = [pytest.mark.once, pytest.mark.long(70)]
 
 
 class RunCommand:
-    def __init__(self, checkout: Path, port: int) -> None:
+    def __init__(self, checkout: Path, port: int, offline_pip: dict[str, str]) -> None:
         self.checkout = checkout
         self.port = port
         self.output = checkout / f"bin-run-{time.monotonic_ns()}.log"
@@ -52,7 +53,7 @@ class RunCommand:
             part for part in env.get("PATH", "").split(os.pathsep) if part != str(VENV_BIN)
         )
         env.pop("VIRTUAL_ENV", None)
-        env.update(PORT=str(port), DEMO_MODEL_DELAY="0")
+        env.update(PORT=str(port), DEMO_MODEL_DELAY="0", **offline_pip)
         with self.output.open("wb") as log:
             # A session of its own, so that stop() reaches runserver's reloader child too.
             self.process = subprocess.Popen(
@@ -122,12 +123,12 @@ async def chat_once(url: str, cookie: str) -> list[dict[str, object]]:
 
 
 @pytest.mark.timeout(2 * START_TIMEOUT + 60)
-def test_bin_run_serves_the_chat_from_a_clean_checkout(tmp_path):
+def test_bin_run_serves_the_chat_from_a_clean_checkout(tmp_path, offline_pip):
     checkout = repository_copy(tmp_path / "checkout")
     assert not (checkout / "db.sqlite3").exists()
     assert not (checkout / ".venv").exists()
 
-    first = RunCommand(checkout, free_port())
+    first = RunCommand(checkout, free_port(), offline_pip)
     try:
         first.wait_until_serving()
         assert "Demo login: demo / demo" in first.log()
@@ -147,7 +148,7 @@ def test_bin_run_serves_the_chat_from_a_clean_checkout(tmp_path):
     assert (checkout / ".venv" / "bin" / "daphne").exists()
 
     # Running it again reuses the database and the login.
-    again = RunCommand(checkout, free_port())
+    again = RunCommand(checkout, free_port(), offline_pip)
     try:
         again.wait_until_serving()
         assert "Demo login: demo / demo (created earlier" in again.log()
