@@ -22,9 +22,10 @@ from filelock import FileLock
 from tests.checkout import REPO_ROOT
 
 # What the guides install beside the project (docs/plain-asgi.md: uvicorn), and the build
-# backend pip needs to build the project from a checkout.
+# backend pip needs to build the project from a checkout (editables: for bin/run's
+# editable install).
 EXTRAS = "websocket,postgres,redis,example"
-ALSO_INSTALLED = ("uvicorn", "hatchling")
+ALSO_INSTALLED = ("uvicorn", "hatchling", "editables")
 BUILD_TIMEOUT = 600
 
 
