@@ -94,6 +94,9 @@ DEFAULTS: dict[str, Any] = {
     # Keep sweeping after a worker's last socket closed (from its first socket on: daphne
     # has no startup hook). Off: the sweep command covers conversations nobody opens.
     "SWEEP_IN_WORKERS": False,
+    # Files given to the agent: a dict over files.storage.DEFAULTS (the STORAGES alias,
+    # how long inline data must be to be stored as a file, the in-memory cache).
+    "ATTACHMENTS": None,
 }
 
 

@@ -14,12 +14,13 @@ from __future__ import annotations
 import json
 import logging
 import math
-import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, NamedTuple
 
 from django_agent_sessions import items
 from django_agent_sessions.exceptions import ItemRejected
+from django_agent_sessions.files import inline
+from django_agent_sessions.files.inline import MARK  # starts a payload with stored files
 
 logger = logging.getLogger(__name__)
 
@@ -208,6 +209,10 @@ def _dumps_sized(item: Mapping[str, Any]) -> tuple[str, int]:
 
 
 def loads(payload: str) -> Any:
+    """The item a row holds, for display: a file kept in storage shows as its name
+    (``files.inline.shown``); ``decode_payloads`` gives items back whole."""
+    if payload[:1] == MARK:
+        return inline.shown(payload)
     return json.loads(payload)
 
 
@@ -231,10 +236,19 @@ def decode_payloads(payloads: Iterable[str]) -> list[Any]:
         except (StopIteration, ValueError, TypeError, RecursionError):
             pass
         try:
-            append(json.loads(payload))
+            append(_offloaded(payload) if payload[:1] == MARK else json.loads(payload))
         except ValueError:
             logger.warning("Skipping a stored session item that is not valid JSON.")
+        except OSError:
+            logger.exception("Skipping a stored session item whose file cannot be read.")
     return items
+
+
+def _offloaded(payload: str) -> Any:
+    """An item whose inline files are in storage (``files.inline``), put back together."""
+    from django_agent_sessions.files import storage  # Django's storage API, when needed
+
+    return inline.restore(payload, storage.load_text)
 
 
 # The scanner json.loads runs (JSONDecoder.raw_decode calls it): C in CPython.
@@ -261,40 +275,3 @@ def collapse_whitespace(text: str) -> str:
     if text.isprintable() and "  " not in text and text[:1] != " " and text[-1:] != " ":
         return text
     return " ".join(text.split())
-
-
-_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def is_valid_unicode(text: str) -> bool:
-    """Whether ``text`` encodes as UTF-8: False when it holds a lone surrogate.
-
-    ``json.loads`` accepts ``"\\ud800"`` (half of an emoji, as ``JSON.stringify`` of a cut
-    string produces); UTF-8 (websocket text frames) and msgpack (channels_redis) cannot
-    carry it.
-    """
-    if text.isascii():
-        return True
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
-
-
-def valid_unicode(value: Any) -> Any:
-    """``value`` with every lone surrogate in its strings (and keys) replaced by U+FFFD.
-
-    For display only (frames, the channel layer): stored items keep the exact value.
-    Returns ``value`` itself when there is nothing to replace.
-    """
-    if isinstance(value, str):
-        if is_valid_unicode(value):
-            return value
-        # In a Python str every surrogate code point is a lone one (json.loads joins pairs).
-        return _SURROGATE.sub("\ufffd", value)
-    if isinstance(value, dict):
-        return {valid_unicode(key): valid_unicode(child) for key, child in value.items()}
-    if isinstance(value, list):
-        return [valid_unicode(child) for child in value]
-    return value

@@ -15,6 +15,8 @@ from django.db import router
 
 from django_agent_sessions import bridge, serialization
 from django_agent_sessions.conf import app_settings
+from django_agent_sessions.files import inline
+from django_agent_sessions.files import storage as file_storage
 from django_agent_sessions.models import AUTOMATIC_TITLE_CHARS, SESSION_ID_MAX_LENGTH, AgentSession
 from django_agent_sessions.store import compaction
 from django_agent_sessions.store import items as stored_items
@@ -111,7 +113,13 @@ class DjangoSession(SessionABC):
         deeper than ``AGENT_SESSIONS["MAX_ITEM_DEPTH"]`` or is larger than
         ``AGENT_SESSIONS["MAX_ITEM_BYTES"]`` raises ``ValueError``/``TypeError`` naming
         it, and nothing of the batch is written. ``[]`` does nothing.
+
+        Inline file data (``input_image`` data URLs, ``input_file`` data) longer than
+        ``AGENT_SESSIONS["ATTACHMENTS"]["OFFLOAD_CHARS"]`` is stored once per
+        conversation in Django's storage; the row keeps a reference, and ``get_items``
+        returns the item exactly as it was added. ``MAX_ITEM_BYTES`` applies to the rest.
         """
+        items, files = inline.split_batch(items, int(file_storage.setting("OFFLOAD_CHARS")))
         encoded = serialization.encode_items(
             items,
             max_bytes=app_settings.MAX_ITEM_BYTES,
@@ -120,7 +128,9 @@ class DjangoSession(SessionABC):
         if not encoded:
             return
         title = _title_from(encoded)
-        await bridge.run_to_completion(stored_items.append_items, self._scope, encoded, title)
+        await bridge.run_to_completion(
+            stored_items.append_items, self._scope, encoded, title, files
+        )
 
     async def pop_item(
         self, *, wrapper: RunContextWrapper[Any] | None = None

@@ -9,6 +9,7 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 
 from django_agent_sessions import DjangoSession
+from tests.attachment_helpers import file_storage  # noqa: F401 - a storage of the test's own
 from tests.wheelhouse import offline_pip  # noqa: F401 - the run's wheelhouse, for fresh installs
 
 

@@ -152,3 +152,12 @@ def test_parity_floor_runs(start: Start, tmp_path: Path, columns: str) -> None:
             low, high = entry[name]["ci95"]
             assert low <= entry[name]["ratio"] <= high, entry
     assert {c["journal_mode"] for c in result["contenders"].values()} == {"wal"}
+
+
+def test_attachments_benchmark_runs(start: Start, tmp_path: Path) -> None:
+    db = os.environ.get("AGENT_SESSIONS_TEST_DB", "sqlite")
+    output = _finish(start("benchmarks.attachments", tmp_path, "--db", db))
+    result = json.loads((tmp_path / f"attachments-{db}-latest.json").read_text())
+    assert (result["images"], result["items"]) == (10, 200), output[-3000:]
+    assert min(result["images_median_ms"], result["plain_median_ms"]) > 0, result
+    assert "target <= 1.2" in output

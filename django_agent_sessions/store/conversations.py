@@ -22,7 +22,7 @@ from django.utils import timezone
 from django_agent_sessions import items, serialization
 from django_agent_sessions.exceptions import SessionOwnershipError
 from django_agent_sessions.models import AgentRun, AgentSession, SessionItem
-from django_agent_sessions.store import statements
+from django_agent_sessions.store import attachments, statements
 from django_agent_sessions.store.hops import hop
 
 
@@ -229,9 +229,12 @@ def lock_conversations(
 
 
 def delete_items_of(connection: BaseDatabaseWrapper, conversation_pks: Sequence[int]) -> int:
-    """One DELETE for the items of these conversations; never loads them."""
+    """One DELETE for the items of these conversations; never loads them. Their
+    attachments go too (``attachments.remove_of``: the caller's transaction must be
+    Django's, ``transaction.atomic``, for the files to go once it commits)."""
     if not conversation_pks:
         return 0
+    attachments.remove_of(connection.alias, conversation_pks)
     with connection.cursor() as cursor:
         cursor.execute(
             statements.delete_items(connection, len(conversation_pks)), list(conversation_pks)

@@ -20,6 +20,8 @@ from django_agent_sessions.exceptions import SessionOwnershipError
 from django_agent_sessions.items import is_user_message
 from django_agent_sessions.models import AgentSession
 from django_agent_sessions.serialization import EncodedItem
+from django_agent_sessions.store import attachments
+from django_agent_sessions.store.attachments import FilesByIndex
 from django_agent_sessions.store.clock import Clock, read_clock
 from django_agent_sessions.store.conversations import delete_items_of
 from django_agent_sessions.store.health import replace_if_ended_by_server
@@ -77,15 +79,29 @@ def read_items(scope: Scope, limit: int | None) -> list[Any]:
         window *= 2
 
 
-def append_items(scope: Scope, encoded: list[EncodedItem], title: str) -> None:
-    """Store a validated batch after the conversation's last item, atomically."""
+def append_items(
+    scope: Scope, encoded: list[EncodedItem], title: str, files: FilesByIndex | None = None
+) -> None:
+    """Store a validated batch after the conversation's last item, atomically; with the
+    inline ``files`` its items carried, by position (``store.attachments``)."""
+    if files:
+        with attachments.deleted_on_failure() as saved:
+            _append_items(scope, encoded, title, shortcut=False, files=(files, saved))
+        return
     try:
         _append_items(scope, encoded, title, shortcut=True)
     except FirstWrite:
         _append_items(scope, encoded, title, shortcut=False)
 
 
-def _append_items(scope: Scope, encoded: list[EncodedItem], title: str, *, shortcut: bool) -> None:
+def _append_items(
+    scope: Scope,
+    encoded: list[EncodedItem],
+    title: str,
+    *,
+    shortcut: bool,
+    files: tuple[FilesByIndex, list[str]] | None = None,
+) -> None:
     connection = _connection(scope.using)
     count = len(encoded)
     with writing(connection, scope.using, shortcut=shortcut) as (cursor, sql):
@@ -98,6 +114,9 @@ def _append_items(scope: Scope, encoded: list[EncodedItem], title: str, *, short
             locked = _lock(cursor, sql, scope, clock, count_delta=count, title=title)
             assert locked is not None, "the conversation row was just created"
         _check_owner(scope, locked.owner_id)
+        if files is not None:
+            session = (locked.pk, scope.session_id, locked.owner_id)
+            encoded = attachments.with_stored_files(scope.using, session, encoded, *files)
         _insert_items(cursor, sql, locked.pk, encoded, clock.stamp)
 
 
@@ -126,7 +145,8 @@ def pop_newest(scope: Scope) -> Any:
 def clear(scope: Scope) -> None:
     """Delete every item; the conversation row (owner, title) stays."""
     connection = _connection(scope.using)
-    with writing(connection, scope.using) as (cursor, sql):
+    # Django's transaction, not the SQLite shortcut: files go once it commits.
+    with writing(connection, scope.using, shortcut=False) as (cursor, sql):
         locked = _lock(cursor, sql, scope, read_clock(connection), count_delta=None)
         if locked is None:
             return

@@ -30,9 +30,9 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
-from django_agent_sessions.serialization import valid_unicode
 from django_agent_sessions.streaming import layer
 from django_agent_sessions.streaming.ordering import Sequencer
+from django_agent_sessions.text import valid_unicode
 
 logger = logging.getLogger(__name__)
 

@@ -12,7 +12,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
-from django_agent_sessions.serialization import valid_unicode
+from django_agent_sessions.text import valid_unicode
 
 logger = logging.getLogger(__name__)
 

@@ -31,13 +31,13 @@ from typing import Any
 from agents import Agent
 
 from django_agent_sessions.conf import app_settings
-from django_agent_sessions.serialization import valid_unicode
 from django_agent_sessions.store import runs as store_runs
 from django_agent_sessions.streaming import fanout, layer
 from django_agent_sessions.streaming.events import StreamedRun
 from django_agent_sessions.streaming.groups import control_group_name, group_name
 from django_agent_sessions.streaming.outcomes import FAILED
 from django_agent_sessions.streaming.replay import EventLog
+from django_agent_sessions.text import valid_unicode
 
 logger = logging.getLogger(__name__)
 

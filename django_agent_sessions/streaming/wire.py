@@ -29,12 +29,12 @@ from agents.items import HandoffOutputItem, RunItem
 
 from django_agent_sessions.items import ItemView, describe, notes_to_show
 from django_agent_sessions.rendering import render_markdown
-from django_agent_sessions.serialization import is_valid_unicode as is_valid_unicode
-from django_agent_sessions.serialization import valid_unicode
 from django_agent_sessions.streaming.protocol import (
     PROTOCOL_VERSION,  # in every history
     ROLES,
 )
+from django_agent_sessions.text import is_valid_unicode as is_valid_unicode
+from django_agent_sessions.text import valid_unicode
 
 
 def display_item(item: Mapping[str, Any]) -> dict[str, Any]:
