@@ -97,6 +97,8 @@ DEFAULTS: dict[str, Any] = {
     # Files given to the agent: a dict over files.storage.DEFAULTS (the STORAGES alias,
     # how long inline data must be to be stored as a file, the in-memory cache).
     "ATTACHMENTS": None,
+    # The tags a person may put on a rating of a reply (feedback), in the order shown.
+    "FEEDBACK_TAGS": ("inaccurate", "incomplete", "unhelpful", "unsafe", "too long"),
 }
 
 

@@ -22,3 +22,9 @@ class ItemRejected(ValueError):
     larger than ``MAX_ITEM_BYTES``. A value of the wrong *type* (not a dict, a non-str key,
     an object JSON cannot hold) raises ``TypeError`` instead.
     """
+
+
+class FeedbackRejected(ValueError):
+    """Feedback that cannot be recorded: the message says what is wrong with it (a rating
+    other than +1 or -1, an unknown tag, a comment too long, an item that is not one of
+    the assistant's replies in the person's own conversation)."""

@@ -17,6 +17,7 @@ from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
 from django_agent_sessions import serialization
+from django_agent_sessions.feedback.models import Feedback as Feedback  # its module: feedback/
 from django_agent_sessions.files.models import Attachment as Attachment  # its module: files/
 
 SESSION_ID_MAX_LENGTH = 255

@@ -14,7 +14,11 @@
     decided_at); empty otherwise. A run that waits is not finished: this is sent once,
     when it ends (also when it is cancelled or expires while waiting).
 
-The sender is the ``AgentRun`` model. Receivers may be sync or async functions; an
+``feedback_given``: sent when a person rates a reply, or changes a rating. Sender: the
+    ``Feedback`` model. Arguments: ``feedback`` (the saved row), ``created`` (False when
+    a rating was changed), ``user``.
+
+The sender of the first two is the ``AgentRun`` model. Receivers may be sync or async functions; an
 exception in one is logged and does not affect the run or the other receivers.
 """
 
@@ -24,3 +28,4 @@ from django.dispatch import Signal
 
 run_started = Signal()
 run_finished = Signal()
+feedback_given = Signal()

@@ -5,13 +5,15 @@ admin only reads it, exports it, clears it or deletes it. None of those loads mo
 one page of items: lists use the denormalised ``item_count``; the transcript fetches one
 page of payloads; clearing and deleting run one ``DELETE`` for the items instead of
 Django's deletion collector, which would load every item first. Tool approvals are listed
-read-only: pending ones, and who decided the others and when.
+read-only: pending ones, and who decided the others and when; so are people's ratings of
+replies (feedback).
 """
 
 from __future__ import annotations
 
 from django_agent_sessions.admin.approvals import ToolApprovalAdmin
 from django_agent_sessions.admin.conversations import AgentSessionAdmin
+from django_agent_sessions.admin.feedback import FeedbackAdmin
 from django_agent_sessions.admin.listing import EstimatedCountPaginator, OwnerFilter
 from django_agent_sessions.admin.runs import AgentRunAdmin
 
@@ -19,6 +21,7 @@ __all__ = [
     "AgentRunAdmin",
     "AgentSessionAdmin",
     "EstimatedCountPaginator",
+    "FeedbackAdmin",
     "OwnerFilter",
     "ToolApprovalAdmin",
 ]

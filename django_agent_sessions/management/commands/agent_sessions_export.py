@@ -63,7 +63,7 @@ class Command(BaseCommand):
             owner = self._owner(options["owner"], using)
             conversations = conversations.filter(owner=owner)
         if options["since"]:
-            conversations = conversations.filter(updated_at__gte=self._since(options["since"]))
+            conversations = conversations.filter(updated_at__gte=parse_since(options["since"]))
         count = conversations.count()
         output = options["output"]
         fmt = options["format"] or (transfer.format_for(output) if output else "json")
@@ -83,19 +83,21 @@ class Command(BaseCommand):
         except ObjectDoesNotExist:
             raise CommandError(f"No user {username!r}.") from None
 
-    def _since(self, value: str) -> datetime:
-        try:
-            return timezone.now() - retention.parse_duration(value)
-        except ValueError:
-            pass
-        moment = parse_datetime(value)
-        if moment is None and (day := parse_date(value)) is not None:
-            moment = datetime.combine(day, time.min)
-        if moment is None:
-            raise CommandError(
-                f"--since {value!r}: use a date (2026-01-31), a date and time in ISO 8601, "
-                "or an age such as 30d."
-            )
-        if timezone.is_naive(moment):
-            moment = timezone.make_aware(moment, timezone.get_default_timezone())
-        return moment
+
+def parse_since(value: str) -> datetime:
+    """``--since``: a date, an ISO 8601 time, or an age (``30d``) back from now."""
+    try:
+        return timezone.now() - retention.parse_duration(value)
+    except ValueError:
+        pass
+    moment = parse_datetime(value)
+    if moment is None and (day := parse_date(value)) is not None:
+        moment = datetime.combine(day, time.min)
+    if moment is None:
+        raise CommandError(
+            f"--since {value!r}: use a date (2026-01-31), a date and time in ISO 8601, "
+            "or an age such as 30d."
+        )
+    if timezone.is_naive(moment):
+        moment = timezone.make_aware(moment, timezone.get_default_timezone())
+    return moment
