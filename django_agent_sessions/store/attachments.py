@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
 
 from django.db import transaction
 
@@ -44,6 +45,18 @@ def remove_of(using: str, conversation_pks: Sequence[int]) -> None:
     if names:
         attachments.delete()  # one DELETE: nothing points at an attachment
         transaction.on_commit(lambda: storage.delete(names), using=using)
+
+
+def owned_file(session_id: str, attachment_id: int, owner_id: Any) -> Attachment | None:
+    """The attachment of the owner's conversation, or None (missing, or someone else's)."""
+    found: Attachment | None = (
+        Attachment.objects.filter(
+            pk=attachment_id, session__session_id=session_id, session__owner_id=owner_id
+        )
+        .only("storage_name", "content_type", "name", "size")
+        .first()
+    )
+    return found
 
 
 def with_stored_files(
