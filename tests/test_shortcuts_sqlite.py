@@ -75,10 +75,13 @@ def test_every_statement_of_a_shortcut_reaches_execute_wrappers(session_id):
         "DELETE",
         "BEGIN IMMEDIATE",
         "UPDATE",
+        "DELETE",  # the conversation's attachments (their files go once it commits)
         "DELETE",
     ]
-    # The driver's placeholders; clear() deletes through the shared delete_items_of().
-    assert all("%s" not in sql for sql in seen.sql[:-1])
+    # The shortcuts use the driver's placeholders; clear() runs in Django's transaction,
+    # so that its files are deleted once it commits (store.attachments.remove_of).
+    assert all("%s" not in sql for sql in seen.sql[:7])
+    assert all("?" not in sql for sql in seen.sql[8:])
     assert not connection.connection.in_transaction
     assert connection.get_autocommit()
     assert not connection.in_atomic_block

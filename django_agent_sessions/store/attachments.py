@@ -15,12 +15,13 @@ import contextlib
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from django.db import transaction
+from django.db import connections, transaction
 
 from django_agent_sessions.files import inline, storage
 from django_agent_sessions.files.inline import InlineFile
 from django_agent_sessions.files.models import Attachment
 from django_agent_sessions.serialization import EncodedItem
+from django_agent_sessions.store import statements
 
 FilesByIndex = Mapping[int, list[InlineFile]]  # a batch's files, by the item's position
 
@@ -38,12 +39,20 @@ def deleted_on_failure() -> Iterator[list[str]]:
 
 
 def remove_of(using: str, conversation_pks: Sequence[int]) -> None:
-    """Delete the attachments of these conversations (in the caller's transaction), and
-    their files once it commits: a rollback keeps both."""
-    attachments = Attachment.objects.using(using).filter(session_id__in=conversation_pks)
-    names = list(attachments.values_list("storage_name", flat=True))
+    """Delete the attachments of these conversations (in the caller's transaction, one
+    statement that returns their names), and their files once it commits: a rollback
+    keeps both."""
+    connection = connections[using]
+    if connection.features.can_return_columns_from_insert:  # RETURNING (SQLite 3.35+)
+        with connection.cursor() as cursor:
+            sql = statements.delete_attachments(connection, len(conversation_pks))
+            cursor.execute(sql, list(conversation_pks))
+            names = [str(row[0]) for row in cursor.fetchall()]
+    else:  # an older SQLite: read the names, then delete
+        attachments = Attachment.objects.using(using).filter(session_id__in=conversation_pks)
+        names = list(attachments.values_list("storage_name", flat=True))
+        attachments.delete()
     if names:
-        attachments.delete()  # one DELETE: nothing points at an attachment
         transaction.on_commit(lambda: storage.delete(names), using=using)
 
 

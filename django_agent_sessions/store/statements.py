@@ -179,6 +179,18 @@ def delete_items(connection: BaseDatabaseWrapper, count: int) -> str:
     return f"DELETE FROM {table(connection, SessionItem)} WHERE session_id IN ({placeholders})"
 
 
+def delete_attachments(connection: BaseDatabaseWrapper, count: int) -> str:
+    """Delete the attachment rows of ``count`` conversations, returning their storage
+    names (``DELETE ... RETURNING``: SQLite 3.35+ and PostgreSQL, one statement)."""
+    from django_agent_sessions.files.models import Attachment
+
+    placeholders = ", ".join(["%s"] * count)
+    return (
+        f"DELETE FROM {table(connection, Attachment)} WHERE session_id IN ({placeholders})"
+        " RETURNING storage_name"
+    )
+
+
 def row_estimate(connection: BaseDatabaseWrapper) -> str | None:
     """The planner's estimate of a table's rows, where the vendor keeps one."""
     if connection.vendor != "postgresql":

@@ -4,7 +4,10 @@
 machine, twice that beside other tests), and a dozen modules each need a fresh database.
 So each test process migrates one template per backend, the first time one is asked for,
 and every database after it is a copy: a file copy on SQLite, ``CREATE DATABASE ...
-TEMPLATE`` on PostgreSQL (the server copies the files; nothing replays the migrations).
+TEMPLATE`` on PostgreSQL (the server copies the files; nothing replays the migrations),
+and for a PostgreSQL server of a test's own (one it restarts or kills), a copy of a
+stopped cluster's data directory holding the migrated database ``example`` (no initdb
+either).
 """
 
 from __future__ import annotations
@@ -15,6 +18,8 @@ import shutil
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
+
+from tests.services import PostgresServer
 
 Migrate = Callable[[str], None]  # applies the migrations to a DATABASE_URL
 
@@ -46,3 +51,21 @@ def postgres_template(
         atexit.register(maintenance, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
         _postgres_template = name
     return _postgres_template
+
+
+_cluster_template: Path | None = None
+
+
+def start_postgres(server: PostgresServer, migrate: Migrate) -> str:
+    """Start ``server`` (new, never started) holding a migrated database ``example``;
+    its ``DATABASE_URL``."""
+    global _cluster_template
+    if _cluster_template is None:
+        template = PostgresServer()
+        template.start()
+        migrate(template.create_database("example"))
+        template.shut_down()
+        atexit.register(shutil.rmtree, template.directory, ignore_errors=True)
+        _cluster_template = template.data
+    server.start_from(_cluster_template)
+    return server.url("example")

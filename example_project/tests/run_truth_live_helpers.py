@@ -18,9 +18,9 @@ from example_project.tests.live import LiveSocket, log_in
 from example_project.tests.servers import (
     DaphneServer,
     create_user,
-    manage,
     server_environment,
     start_all,
+    start_migrated_postgres,
 )
 from tests.services import PostgresServer, RedisServer
 
@@ -54,10 +54,9 @@ def stack(tmp_path_factory: pytest.TempPathFactory, log_dir: Path) -> Iterator[S
     redis = RedisServer(base / "redis")
     workers: list[DaphneServer] = []
     try:
-        postgres.start()
         redis.start()
         env = server_environment(
-            postgres.create_database("example"),
+            start_migrated_postgres(postgres),
             REDIS_URL=redis.url,
             CHANNEL_LAYER_PREFIX=f"truth-{uuid.uuid4().hex[:8]}:",
             CONN_MAX_AGE="600",  # the documented production settings
@@ -66,7 +65,6 @@ def stack(tmp_path_factory: pytest.TempPathFactory, log_dir: Path) -> Iterator[S
             RATE_LIMIT="6/d",  # a fixed window: a day is never crossed mid-test
             DEMO_MODEL_DELAY="0.01",
         )
-        manage(env, "migrate", "--no-input", "-v", "0")
         result = Stack(postgres, redis, env)
         workers = [DaphneServer(f"truth-{n}", log_dir, env) for n in (1, 2)]
         result.workers = workers

@@ -25,6 +25,7 @@ from typing import Any
 from urllib.parse import quote
 
 from example_project.tests import migrated
+from tests.services import PostgresServer
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 START_TIMEOUT = 60.0
@@ -227,6 +228,12 @@ class ServerDatabase:
 
 def _migrate(url: str) -> None:
     manage(server_environment(url), "migrate", "--no-input", "-v", "0")
+
+
+def start_migrated_postgres(server: PostgresServer) -> str:
+    """Start a PostgreSQL server of the test's own (``tests.services.PostgresServer``)
+    holding the migrated database ``example``; its ``DATABASE_URL``."""
+    return migrated.start_postgres(server, _migrate)
 
 
 def manage(env: dict[str, str], *args: str) -> str:

@@ -25,9 +25,9 @@ from example_project.tests.conftest import log_in
 from example_project.tests.servers import (
     UvicornServer,
     create_user,
-    manage,
     server_environment,
     start_all,
+    start_migrated_postgres,
 )
 from example_project.tests.test_e2e_browser import ASSISTANT, context, page, send  # noqa: F401
 from tests.browser import save_screenshot
@@ -63,15 +63,13 @@ def workers(tmp_path_factory: pytest.TempPathFactory, log_dir: Path) -> Iterator
     listener = socket.create_server(("127.0.0.1", 0), backlog=64)
     servers: list[SharedPortServer] = []
     try:
-        postgres.start()
         redis.start()
         env = server_environment(
-            postgres.create_database("example"),
+            start_migrated_postgres(postgres),
             REDIS_URL=redis.url,
             CHANNEL_LAYER_PREFIX=f"rolling-{uuid.uuid4().hex[:8]}:",
             DEMO_MODEL_DELAY="0.01",
         )
-        manage(env, "migrate", "--no-input", "-v", "0")
         servers = [SharedPortServer(f"rolling-{n}", log_dir, env, listener) for n in (1, 2)]
         start_all(servers)
         yield servers

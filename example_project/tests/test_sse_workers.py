@@ -23,9 +23,9 @@ from example_project.tests.live_sse import LiveStream, post
 from example_project.tests.servers import (
     UvicornServer,
     create_user,
-    manage,
     server_environment,
     start_all,
+    start_migrated_postgres,
 )
 from tests.services import PostgresServer
 
@@ -68,9 +68,8 @@ def workers(tmp_path_factory: pytest.TempPathFactory, log_dir: Path) -> Iterator
     postgres = PostgresServer()
     servers: list[UvicornServer] = []
     try:
-        postgres.start()
         env = server_environment(
-            postgres.create_database("example"),
+            start_migrated_postgres(postgres),
             CHANNEL_LAYER="none",
             CHAT_TRANSPORT="sse",
             CONN_MAX_AGE="600",
@@ -78,7 +77,6 @@ def workers(tmp_path_factory: pytest.TempPathFactory, log_dir: Path) -> Iterator
             CONTINUE_RUNS_AFTER_DISCONNECT="0",
             RATE_LIMIT="1000/m",
         )
-        manage(env, "migrate", "--no-input", "-v", "0")
         result = Workers(postgres, env)
         servers = [UvicornServer(f"sse-{n}", log_dir, env) for n in (1, 2)]
         result.servers = servers
