@@ -20,7 +20,7 @@ from typing import Any, NamedTuple
 from django_agent_sessions import items
 from django_agent_sessions.exceptions import ItemRejected
 from django_agent_sessions.files import inline
-from django_agent_sessions.files.inline import MARK  # starts a payload with stored files
+from django_agent_sessions.files.inline import MARK as MARK  # starts a payload with files
 
 logger = logging.getLogger(__name__)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import copy
 import hashlib
+import json
 
 import pytest
 from asgiref.sync import sync_to_async
@@ -147,3 +148,15 @@ async def test_the_admin_transcript_names_the_file_instead_of_loading_it(
     attachment = await Attachment.objects.aget()
     assert f"[stored file {attachment.storage_name}]" in shown.raw
     assert len(shown.raw) < 2048
+
+
+async def test_an_export_carries_the_files_inline_and_whole(make_session, file_storage):
+    from django_agent_sessions import transfer
+
+    session = make_session()
+    message = image_message(png(300, 300))
+    await session.add_items([copy.deepcopy(message)])
+    conversations = AgentSession.objects.filter(session_id=session.session_id)
+    text = await sync_to_async(lambda: "".join(transfer.export_chunks(conversations, "json")))()
+    (exported,) = json.loads(text)["conversations"]
+    assert [entry["item"] for entry in exported["items"]] == [message]

@@ -8,6 +8,7 @@ from datetime import datetime
 
 from django.db.models import QuerySet
 
+from django_agent_sessions import serialization
 from django_agent_sessions.models import AgentSession, SessionItem
 from django_agent_sessions.transfer.format import FORMAT, FORMATS, ITEM_BATCH, VERSION
 
@@ -81,4 +82,9 @@ def _header(row: AgentSession) -> str:
 
 
 def _item_text(created_at: datetime, payload: str) -> str:
+    if payload[:1] == serialization.MARK:
+        # Its files are in storage (files.inline): the export carries them inline, whole.
+        # A file that cannot be read is named instead (serialization.loads).
+        restored = serialization.decode_payloads([payload]) or [serialization.loads(payload)]
+        payload = serialization.dumps(restored[0])
     return f'{{"created_at":"{created_at.isoformat()}","item":{payload}}}'
