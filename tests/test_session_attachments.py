@@ -160,3 +160,27 @@ async def test_an_export_carries_the_files_inline_and_whole(make_session, file_s
     text = await sync_to_async(lambda: "".join(transfer.export_chunks(conversations, "json")))()
     (exported,) = json.loads(text)["conversations"]
     assert [entry["item"] for entry in exported["items"]] == [message]
+
+
+async def test_an_import_stores_the_files_again(make_session, file_storage):
+    from django_agent_sessions import transfer
+
+    session = make_session("conv-exported")
+    message = image_message(png(300, 300))
+    await session.add_items([copy.deepcopy(message), assistant_message("Noise.")])
+    conversations = AgentSession.objects.filter(session_id="conv-exported")
+    text = await sync_to_async(lambda: "".join(transfer.export_chunks(conversations, "json")))()
+    await sync_to_async(retention.delete_conversations)(
+        [pk async for pk in conversations.values_list("pk", flat=True)]
+    )
+    assert stored_files(file_storage) == []
+
+    await sync_to_async(transfer.import_conversations)(transfer.parse(text, "json"))
+    assert await session.get_items() == [message, assistant_message("Noise.")]
+    assert len((await _rows("conv-exported"))[0]) < 2048
+    assert len(stored_files(file_storage)) == 1
+
+    # Importing the same file again conflicts (the id exists), and stores nothing more.
+    with pytest.raises(transfer.TransferError, match="already exists"):
+        await sync_to_async(transfer.import_conversations)(transfer.parse(text, "json"))
+    assert len(stored_files(file_storage)) == 1

@@ -6,16 +6,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.db import router, transaction
 
+from django_agent_sessions.files.inline import InlineFile
 from django_agent_sessions.models import AgentSession, SessionItem
 from django_agent_sessions.serialization import EncodedItem
+from django_agent_sessions.store import attachments
 
 
 class Conflict(Exception):
@@ -33,6 +35,8 @@ class Conversation:
     created_at: datetime
     updated_at: datetime
     items: list[tuple[datetime, EncodedItem]]
+    # Inline files taken out of the items, by position (``files.inline.split_batch``).
+    files: Mapping[int, list[InlineFile]] = field(default_factory=dict)
 
 
 def insert(
@@ -44,7 +48,7 @@ def insert(
 ) -> None:
     """Insert the conversations and their items in one transaction."""
     using = using or router.db_for_write(AgentSession)
-    with transaction.atomic(using=using):
+    with attachments.deleted_on_failure() as saved, transaction.atomic(using=using):
         owners = _owner_pks(conversations, using)
         taken = set(
             AgentSession.objects.using(using)
@@ -59,9 +63,27 @@ def insert(
         rows = AgentSession.objects.using(using).bulk_create(
             [_row(c, owners) for c in conversations], batch_size=conversation_batch
         )
+        stored = [
+            _with_stored_files(row, c, using, saved)
+            for row, c in zip(rows, conversations, strict=True)
+        ]
         SessionItem.objects.using(using).bulk_create(
-            _item_rows(rows, conversations), batch_size=item_batch
+            _item_rows(rows, stored), batch_size=item_batch
         )
+
+
+def _with_stored_files(
+    row: AgentSession, conversation: Conversation, using: str, saved: list[str]
+) -> Conversation:
+    """``conversation`` whose items reference their files, stored in the import's
+    transaction (``store.attachments``; a failed import deletes them)."""
+    if not conversation.files:
+        return conversation
+    times = [created_at for created_at, _item in conversation.items]
+    encoded = [item for _created_at, item in conversation.items]
+    session = (row.pk, conversation.session_id, row.owner_id)
+    encoded = attachments.with_stored_files(using, session, encoded, conversation.files, saved)
+    return replace(conversation, items=list(zip(times, encoded, strict=True)))
 
 
 def _owner_pks(conversations: Sequence[Conversation], using: str) -> dict[str, Any]:

@@ -11,8 +11,10 @@ from typing import Any
 
 from django_agent_sessions import serialization
 from django_agent_sessions.conf import app_settings
+from django_agent_sessions.files import inline
+from django_agent_sessions.files import storage as file_storage
+from django_agent_sessions.files.inline import InlineFile
 from django_agent_sessions.models import SESSION_ID_MAX_LENGTH
-from django_agent_sessions.serialization import EncodedItem
 from django_agent_sessions.store import importing as store_importing
 from django_agent_sessions.store.importing import Conversation
 from django_agent_sessions.transfer.format import (
@@ -22,6 +24,8 @@ from django_agent_sessions.transfer.format import (
     ITEM_BATCH,
     VERSION,
 )
+
+Files = dict[int, list[InlineFile]]  # inline files taken out of items, by position
 
 
 class TransferError(ValueError):
@@ -128,6 +132,7 @@ def _conversation(record: Any, where: str) -> Conversation:
     entries = record.get("items")
     if not isinstance(entries, list):
         raise TransferError(f"{where}: items must be a list.")
+    items, files = _items(entries, where)
     return Conversation(
         session_id=session_id,
         owner=owner,
@@ -135,26 +140,31 @@ def _conversation(record: Any, where: str) -> Conversation:
         metadata=record.get("metadata") or {},
         created_at=_timestamp(record.get("created_at"), f"{where}: created_at"),
         updated_at=_timestamp(record.get("updated_at"), f"{where}: updated_at"),
-        items=_items(entries, where),
+        items=items,
+        files=files,
     )
 
 
-def _items(entries: list[Any], where: str) -> list[tuple[datetime, EncodedItem]]:
+def _items(entries: list[Any], where: str) -> tuple[list[tuple[datetime, Any]], Files]:
+    """The conversation's ``items`` (time and encoded item) and the inline ``files`` taken
+    out of them (by position), as ``DjangoSession.add_items`` takes them out."""
     # Positions count from 1, like the lines of a JSONL file: "item 1" is the first.
     for number, entry in enumerate(entries, start=1):
         if not isinstance(entry, dict) or "item" not in entry:
             raise TransferError(
                 f'{where}: item {number}: expected {{"created_at": ..., "item": ...}}.'
             )
+    threshold = int(file_storage.setting("OFFLOAD_CHARS"))
+    stripped, files = inline.split_batch([entry["item"] for entry in entries], threshold)
     try:
         encoded = [
             serialization.encode_item(
-                entry["item"],
+                item,
                 index=number,
                 max_bytes=app_settings.MAX_ITEM_BYTES,
                 max_depth=app_settings.MAX_ITEM_DEPTH,
             )
-            for number, entry in enumerate(entries, start=1)
+            for number, item in enumerate(stripped, start=1)
         ]
     except (TypeError, ValueError) as error:
         raise TransferError(f"{where}: {error}") from None
@@ -162,7 +172,7 @@ def _items(entries: list[Any], where: str) -> list[tuple[datetime, EncodedItem]]
         _timestamp(entry.get("created_at"), f"{where}: item {number}: created_at")
         for number, entry in enumerate(entries, start=1)
     ]
-    return list(zip(times, encoded, strict=True))
+    return list(zip(times, encoded, strict=True)), files
 
 
 def _string(record: dict[str, Any], key: str, where: str, *, max_length: int) -> str:
