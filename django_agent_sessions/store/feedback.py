@@ -20,6 +20,7 @@ from django_agent_sessions.exceptions import FeedbackRejected
 from django_agent_sessions.feedback.models import Feedback
 from django_agent_sessions.models import AgentRun, AgentSession, SessionItem
 from django_agent_sessions.signals import feedback_given
+from django_agent_sessions.store.owned import NotFound
 
 MAX_COMMENT_CHARS = 2000
 
@@ -29,12 +30,13 @@ def give(
     session_id: str,
     item_id: int,
     *,
-    rating: int,
-    comment: str = "",
-    tags: Iterable[str] = (),
+    rating: Any,  # each checked here: a view passes them as a client sent them
+    comment: Any = "",
+    tags: Any = (),
 ) -> Feedback:
     """Record (or change) ``user``'s rating of the reply ``item_id``; sends
-    ``feedback_given`` once it is saved. Raises ``FeedbackRejected`` naming the problem."""
+    ``feedback_given`` once it is saved. Raises ``FeedbackRejected`` naming the problem,
+    ``owned.NotFound`` for a conversation that is missing or not the user's."""
     fields = {"rating": _rating(rating), "comment": _comment(comment), "tags": _tags(tags)}
     using = router.db_for_write(Feedback)
     with transaction.atomic(using=using):
@@ -89,7 +91,7 @@ def _own_conversation(user: Any, session_id: str, using: str) -> int:
         .first()
     )
     if found is None or not getattr(user, "is_authenticated", False):
-        raise FeedbackRejected(f"No conversation {session_id!r} of this user.")
+        raise NotFound(session_id)
     return int(found)
 
 
@@ -121,7 +123,9 @@ def _comment(comment: Any) -> str:
 
 def _tags(tags: Iterable[str]) -> str:
     allowed = list(app_settings.FEEDBACK_TAGS)
-    chosen = list(dict.fromkeys(tags)) if not isinstance(tags, str) else [tags]
+    if not isinstance(tags, list | tuple):
+        raise FeedbackRejected(f"Tags are a list of texts, not {type(tags).__name__}.")
+    chosen = list(dict.fromkeys(tags))
     unknown = [tag for tag in chosen if tag not in allowed]
     if unknown:
         raise FeedbackRejected(f"Unknown tag {unknown[0]!r}; the tags are {allowed}.")

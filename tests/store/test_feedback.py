@@ -9,6 +9,7 @@ from django_agent_sessions.models import AgentSession, Feedback, SessionItem
 from django_agent_sessions.retention import delete_conversations
 from django_agent_sessions.signals import feedback_given
 from django_agent_sessions.store import feedback
+from django_agent_sessions.store.owned import NotFound
 from tests.conftest import assistant_message
 from tests.feedback_helpers import a_replied_conversation
 
@@ -41,18 +42,24 @@ def test_a_rating_is_tied_to_the_run_and_the_reply_and_can_be_changed():
         ({"tags": ["rude"]}, "Unknown tag 'rude'"),
         ({"comment": "x" * 2001}, "at most 2000 characters"),
         ({"item": "question"}, "is not one of the assistant's replies here"),
-        ({"user": "bob"}, "No conversation 'c-rated' of this user."),
+        ({"tags": "unsafe"}, "Tags are a list of texts, not str."),
     ],
 )
 def test_bad_feedback_is_refused_with_the_reason_and_nothing_is_saved(change, message):
     rated = a_replied_conversation()
     user = rated.owner
-    if change.pop("user", None):
-        user = type(rated.owner).objects.create_user("bob")
     item = rated.question_id if change.pop("item", None) else rated.reply_id
     arguments = {"rating": 1, **change}
     with pytest.raises(FeedbackRejected, match=message.replace("(", r"\(").replace(")", r"\)")):
         feedback.give(user, "c-rated", item, **arguments)
+    assert not Feedback.objects.exists()
+
+
+def test_someone_elses_conversation_is_not_found():
+    rated = a_replied_conversation()
+    bob = type(rated.owner).objects.create_user("bob")
+    with pytest.raises(NotFound):
+        feedback.give(bob, "c-rated", rated.reply_id, rating=1)
     assert not Feedback.objects.exists()
 
 
