@@ -66,13 +66,14 @@ def split_batch(items: Any, min_chars: int) -> tuple[Any, dict[int, list[InlineF
     of it by the item's position. Anything but a list or tuple is returned as it is."""
     if not isinstance(items, list | tuple):
         return items, {}
-    batch = list(items)
     files: dict[int, list[InlineFile]] = {}
+    batch: list[Any] | None = None  # copied only when an item had files (rarely)
     for index, item in enumerate(items):
-        batch[index], found = split(item, min_chars)
+        stripped, found = split(item, min_chars)
         if found:
-            files[index] = found
-    return (batch if files else items), files
+            batch = batch or list(items)
+            batch[index], files[index] = stripped, found
+    return (items if batch is None else batch), files
 
 
 def payload(item_payload: str, files: list[InlineFile], storage_names: list[str]) -> str:
