@@ -33,7 +33,10 @@ def agent(use_agent):
         CATCHUP_TIMEOUT_SECONDS=10,
         GAP_TIMEOUT_SECONDS=10,
     )
-    chat_agent.script(*(streamed_reply(STORY, delay=0.002, token_size=4) for _ in range(2)))
+    # About 3 s of reply (it was 1 s): five reconnections must all land while it runs,
+    # also when the first socket of a fresh process is slow (seen: the run ended first,
+    # and a reconnection to an ended run gets history, as it should).
+    chat_agent.script(*(streamed_reply(STORY, delay=0.006, token_size=4) for _ in range(2)))
 
 
 class Page:
