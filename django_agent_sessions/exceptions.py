@@ -28,3 +28,13 @@ class FeedbackRejected(ValueError):
     """Feedback that cannot be recorded: the message says what is wrong with it (a rating
     other than +1 or -1, an unknown tag, a comment too long, an item that is not one of
     the assistant's replies in the person's own conversation)."""
+
+
+class UploadRefused(ValueError):
+    """A file the chat does not take, or a message naming a file it cannot use: ``code``
+    is stable (``too_large``, ``type_refused``, ``rate_limited``, ``quota_exceeded``,
+    ``too_many_files``, ``unknown_file``), the message is for people (translated)."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code

@@ -109,6 +109,15 @@ def content_text(item: Mapping[str, Any]) -> str:
     return _parts_text(content)
 
 
+def typed_text(item: Mapping[str, Any]) -> str:
+    """Only what was typed of a message: its text parts, without placeholders for files."""
+    content = item.get("content")
+    if not isinstance(content, list):
+        return content_text(item)
+    texts = [part.get("text") for part in content if isinstance(part, Mapping)]
+    return "".join(text for text in texts if isinstance(text, str))
+
+
 def text_field(item: Mapping[str, Any], key: str) -> str:
     value = item.get(key)
     return value if isinstance(value, str) else ""

@@ -50,6 +50,10 @@ class DjangoSession(SessionABC):
             the default for ``get_items``.
         using: Database alias. Defaults to the router's write database for the app's
             models; reads go there too, so a run always sees its own writes.
+        offload_chars: Inline file data longer than this many characters is stored as
+            a file (see ``add_items``). Defaults to
+            ``AGENT_SESSIONS["ATTACHMENTS"]["OFFLOAD_CHARS"]``; the chat passes 0 for a
+            message with attachments, so that every file a person gave is a stored file.
     """
 
     session_settings: SessionSettings | None
@@ -61,8 +65,10 @@ class DjangoSession(SessionABC):
         owner: Any = None,
         session_settings: SessionSettings | dict[str, Any] | None = None,
         using: str | None = None,
+        offload_chars: int | None = None,
     ) -> None:
         self.session_id = _validated_session_id(session_id)
+        self.offload_chars = offload_chars
         self.owner_id = _owner_pk(owner)
         self.session_settings = (
             coerce_session_settings(session_settings)
@@ -115,11 +121,15 @@ class DjangoSession(SessionABC):
         it, and nothing of the batch is written. ``[]`` does nothing.
 
         Inline file data (``input_image`` data URLs, ``input_file`` data) longer than
-        ``AGENT_SESSIONS["ATTACHMENTS"]["OFFLOAD_CHARS"]`` is stored once per
-        conversation in Django's storage; the row keeps a reference, and ``get_items``
-        returns the item exactly as it was added. ``MAX_ITEM_BYTES`` applies to the rest.
+        ``offload_chars`` (by default ``AGENT_SESSIONS["ATTACHMENTS"]["OFFLOAD_CHARS"]``)
+        is stored once per conversation in Django's storage; the row keeps a reference,
+        and ``get_items`` returns the item exactly as it was added. ``MAX_ITEM_BYTES``
+        applies to the rest.
         """
-        items, files = inline.split_batch(items, int(file_storage.setting("OFFLOAD_CHARS")))
+        threshold = self.offload_chars
+        if threshold is None:
+            threshold = int(file_storage.setting("OFFLOAD_CHARS"))
+        items, files = inline.split_batch(items, threshold)
         encoded = serialization.encode_items(
             items,
             max_bytes=app_settings.MAX_ITEM_BYTES,

@@ -13,6 +13,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from example_project.demo_files import describe_files
+
 CLOCK_TOOL = "current_time"
 CALCULATOR_TOOL = "calculate"
 EMAIL_TOOL = "send_company_email"
@@ -73,6 +75,9 @@ def plan_turn(items: Sequence[Mapping[str, Any]], tool_names: set[str]) -> DemoT
     if outputs:
         return DemoTurn(text=_tool_summary(outputs))
     text = _text_of(items[last_user])
+    received = describe_files(items[last_user])
+    if received:  # what the files are, then the usual answer to the text
+        return DemoTurn(text=f"{received} {_plain_reply(text, _count_user_messages(items))}")
     if _ASKS_FOR_ERROR.search(text):
         raise DemoModelError("The demo model failed on purpose, because you asked it to.")
     tool = _tool_for(text, tool_names)

@@ -12,7 +12,7 @@ from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied
 from django.db import router
 from django.db.models import QuerySet, Subquery
-from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
+from django.http import FileResponse, Http404, HttpRequest, HttpResponse, StreamingHttpResponse
 from django.template.response import TemplateResponse
 from django.urls import URLPattern, path, reverse
 from django.utils import timezone
@@ -22,7 +22,10 @@ from django.utils.translation import gettext_lazy as _
 from django_agent_sessions import retention, transfer
 from django_agent_sessions.admin import responses, transcript
 from django_agent_sessions.admin.listing import EstimatedCountPaginator, OwnerFilter
+from django_agent_sessions.files.models import Attachment
+from django_agent_sessions.files.serving import file_response
 from django_agent_sessions.models import AgentRun, AgentSession, SessionItem
+from django_agent_sessions.store import uploads
 
 if TYPE_CHECKING:
     _ModelAdmin = admin.ModelAdmin[AgentSession]
@@ -121,7 +124,11 @@ class AgentSessionAdmin(_ModelAdmin):
                 session=conversation, call_id__in=sorted(answered - names.keys())
             )
             names.update(transcript.tool_calls(earlier.values_list("payload", flat=True))[0])
-        entries = [transcript.entry(pk, at, payload, tool_names=names) for pk, at, payload in page]
+        files = uploads.files_by_item(conversation.pk, page)
+        entries = [
+            transcript.entry(pk, at, payload, tool_names=names, files=files.get(pk, ()))
+            for pk, at, payload in page
+        ]
         # Runs that were stopped or failed: their unfinished reply, after their items.
         ended_early = AgentRun.objects.using(conversation._state.db).filter(
             session=conversation, status__in=[AgentRun.Status.CANCELLED, AgentRun.Status.FAILED]
@@ -153,7 +160,20 @@ class AgentSessionAdmin(_ModelAdmin):
             self.admin_site.admin_view(self.export_view),
             name="{}_{}_export".format(*info),
         )
-        return [export, *super().get_urls()]
+        stored_file = path(
+            "<path:object_id>/files/<int:attachment_id>/",
+            self.admin_site.admin_view(self.file_view),
+            name="{}_{}_file".format(*info),
+        )
+        return [export, stored_file, *super().get_urls()]
+
+    def file_view(self, request: HttpRequest, object_id: str, attachment_id: int) -> FileResponse:
+        """A file of the conversation, for staff who may view it (the transcript's links)."""
+        conversation = self.get_object(request, unquote(object_id))
+        if conversation is None or not self.has_view_permission(request, conversation):
+            raise PermissionDenied
+        found = Attachment.objects.filter(pk=attachment_id, session=conversation).first()
+        return file_response(found, download=request.GET.get("download") == "1")
 
     def export_view(self, request: HttpRequest, object_id: str) -> StreamingHttpResponse:
         """One conversation's export, linked from its change page."""

@@ -55,6 +55,7 @@ class Entry:
     # "cancelled" or "failed" for the unfinished reply of a run (not a stored item).
     status: str = ""
     html: SafeString | str = ""
+    files: tuple[dict[str, Any], ...] = ()  # id, name, content_type, size
 
 
 def run_note(run: Any) -> Entry:
@@ -116,9 +117,21 @@ def tool_calls(payloads: Iterable[str]) -> tuple[dict[str, str], set[str]]:
 
 
 def entry(
-    pk: int, created_at: datetime, payload: str, tool_names: Mapping[str, str] | None = None
+    pk: int,
+    created_at: datetime,
+    payload: str,
+    tool_names: Mapping[str, str] | None = None,
+    files: tuple[dict[str, Any], ...] = (),
 ) -> Entry:
-    """The display entry for one stored item; ``tool_names`` maps call ids to tools."""
+    """The display entry for one stored item; ``tool_names`` maps call ids to tools,
+    ``files`` are its stored files (``store.uploads.files_by_item``), linked below it."""
+    shown = _shown_entry(pk, created_at, payload, tool_names)
+    return dataclasses.replace(shown, files=files) if files else shown
+
+
+def _shown_entry(
+    pk: int, created_at: datetime, payload: str, tool_names: Mapping[str, str] | None
+) -> Entry:
     try:
         item = serialization.loads(payload)
     except (ValueError, RecursionError):

@@ -1,4 +1,4 @@
-"""System checks of ``AGENT_SESSIONS["ATTACHMENTS"]`` (ids E050-E052)."""
+"""System checks of ``AGENT_SESSIONS["ATTACHMENTS"]`` (ids E050-E052, E054)."""
 
 from __future__ import annotations
 
@@ -10,9 +10,11 @@ from django.core.checks import CheckMessage, Error
 
 from django_agent_sessions.conf import app_settings
 from django_agent_sessions.files.storage import DEFAULTS
+from django_agent_sessions.rates import parse_rate
 
 _ID = "django_agent_sessions"
-_POSITIVE = ("OFFLOAD_CHARS", "CACHE_BYTES")
+_POSITIVE = ("OFFLOAD_CHARS", "CACHE_BYTES", "MAX_UPLOAD_BYTES", "MAX_FILES_PER_MESSAGE")
+_POSITIVE_OR_NONE = ("MAX_USER_BYTES",)
 
 
 def check_attachments(**kwargs: Any) -> list[CheckMessage]:
@@ -45,15 +47,44 @@ def check_attachments(**kwargs: Any) -> list[CheckMessage]:
                 id=f"{_ID}.E051",
             )
         )
-    for key in _POSITIVE:
+    for key in (*_POSITIVE, *_POSITIVE_OR_NONE):
         value = configured.get(key, DEFAULTS[key])
+        if value is None and key in _POSITIVE_OR_NONE:
+            continue
         if not (isinstance(value, int) and not isinstance(value, bool) and value > 0):
             errors.append(
                 Error(
                     f"AGENT_SESSIONS['ATTACHMENTS'][{key!r}] is {value!r}; it must be a "
-                    "positive int.",
+                    f"positive int{' or None' if key in _POSITIVE_OR_NONE else ''}.",
                     hint=f"Remove it to use the default ({DEFAULTS[key]!r}).",
                     id=f"{_ID}.E052",
                 )
             )
+    return errors + _upload_errors(configured)
+
+
+def _upload_errors(configured: Mapping[str, Any]) -> list[CheckMessage]:
+    errors: list[CheckMessage] = []
+    types = configured.get("UPLOAD_TYPES", DEFAULTS["UPLOAD_TYPES"])
+    if not isinstance(types, list | tuple) or not all(isinstance(t, str) for t in types):
+        errors.append(
+            Error(
+                f"AGENT_SESSIONS['ATTACHMENTS']['UPLOAD_TYPES'] is {types!r}; it must be a "
+                "list of content types.",
+                hint="For example ['image/png', 'application/pdf']; [] accepts no upload.",
+                id=f"{_ID}.E054",
+            )
+        )
+    rate = configured.get("UPLOAD_RATE", DEFAULTS["UPLOAD_RATE"])
+    try:
+        if rate is not None:
+            parse_rate(rate)
+    except ValueError as problem:
+        errors.append(
+            Error(
+                f"AGENT_SESSIONS['ATTACHMENTS']['UPLOAD_RATE']: {problem}.",
+                hint="Write it like '30/h', or None for no limit.",
+                id=f"{_ID}.E054",
+            )
+        )
     return errors

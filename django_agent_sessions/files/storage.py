@@ -2,10 +2,11 @@
 
 ``AGENT_SESSIONS["ATTACHMENTS"]`` is a dict over ``DEFAULTS``: the ``STORAGES`` alias
 (so a project on S3 or GCS through django-storages needs nothing else), how long inline
-data must be to be stored as a file, and how many bytes of files this process keeps in
-memory as base64 text. The cache is what keeps ``get_items`` of a conversation with
-images about as fast as one without: a file is read from storage once per process, then
-its text is reused (files never change: a name holds one SHA-256's bytes for good).
+data must be to be stored as a file, how many bytes of files this process keeps in
+memory as base64 text, and what the chat's upload accepts. The cache is what keeps
+``get_items`` of a conversation with images about as fast as one without: a file is
+read from storage once per process, then its text is reused (files never change: a
+name holds one SHA-256's bytes for good).
 """
 
 from __future__ import annotations
@@ -32,6 +33,22 @@ DEFAULTS: dict[str, Any] = {
     "CACHE_BYTES": 128 * 1024 * 1024,
     # The directory (key prefix) of the files in the storage.
     "DIRECTORY": "agent_sessions",
+    # What the chat's upload accepts (chat/uploads.py): types sniffed from the bytes ...
+    "UPLOAD_TYPES": (
+        "image/png",
+        "image/jpeg",
+        "image/gif",
+        "image/webp",
+        "application/pdf",
+        "text/plain",
+    ),
+    # ... at most this many bytes each, at most this many per message ...
+    "MAX_UPLOAD_BYTES": 10 * 1024 * 1024,
+    "MAX_FILES_PER_MESSAGE": 5,
+    # ... at most this many uploads per user (a rate, as RATE_LIMIT), and this many bytes
+    # of files kept per user in all (None: no limit).
+    "UPLOAD_RATE": "30/h",
+    "MAX_USER_BYTES": 200 * 1024 * 1024,
 }
 
 

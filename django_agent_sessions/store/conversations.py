@@ -19,10 +19,10 @@ from django.db.models import Q
 from django.db.models.functions import Length
 from django.utils import timezone
 
-from django_agent_sessions import items, serialization
+from django_agent_sessions import items
 from django_agent_sessions.exceptions import SessionOwnershipError
 from django_agent_sessions.models import AgentRun, AgentSession, SessionItem
-from django_agent_sessions.store import attachments, statements
+from django_agent_sessions.store import attachments, statements, uploads
 from django_agent_sessions.store.hops import hop
 
 
@@ -40,6 +40,7 @@ class StoredItem:
     id: int
     created_at: datetime
     item: Any
+    files: tuple[dict[str, Any], ...] = ()  # its stored files, as the chat shows them
 
 
 @dataclass(frozen=True)
@@ -137,11 +138,9 @@ def read_history(
         .order_by("id")
         .values_list("id", "created_at", "payload")
     )
-    entries = []
-    for item_id, created_at, payload in stored:
-        decoded = serialization.decode_payloads([payload])
-        if decoded:
-            entries.append(StoredItem(item_id, created_at, decoded[0]))
+    # For display: a stored file is named, not read (``uploads.shown_rows``).
+    shown = uploads.shown_rows(conversation_pk, list(stored))
+    entries = [StoredItem(*row) for row in shown]
     if has_more:
         entries = _without_orphan_outputs(entries)
     return History(

@@ -4,9 +4,10 @@ A popped item, a rewound turn or a compaction leaves its files (another item may
 same file, and the SDK adds a popped item back when it rewinds); ``agent_sessions_files``
 finds and removes what is left:
 
-- an attachment row whose file no item of its conversation references: removed with its
-  file, each conversation under its row lock (as every write to it), so that a concurrent
-  ``add_items`` that is about to reference the file waits, then stores it again;
+- an attachment row whose file no item of its conversation references (older than the
+  grace period: a file uploaded to the chat waits for its message): removed with its
+  file, each conversation under its row lock (as every write to it), so that a
+  concurrent ``add_items`` that is about to reference the file waits, then stores it again;
 - a file under the attachments' directory that no row names, older than a grace period
   (a file of an ``add_items`` whose transaction has not committed yet has no row yet).
 """
@@ -28,26 +29,33 @@ from django_agent_sessions.store.conversations import lock_conversations
 _CHUNK = 500
 
 
-def unreferenced(using: str | None = None) -> dict[int, list[str]]:
-    """The storage names of attachments no item references, by conversation pk."""
+def unreferenced(
+    using: str | None = None, *, before: datetime | None = None
+) -> dict[int, list[str]]:
+    """The storage names of attachments no item references, by conversation pk; with
+    ``before``, only those created before it (a file uploaded to the chat is referenced
+    once its message is sent: until then it is not an orphan)."""
     using = using or router.db_for_write(Attachment)
-    pks = sorted(set(Attachment.objects.using(using).values_list("session_id", flat=True)))
+    rows = Attachment.objects.using(using)
+    if before is not None:
+        rows = rows.filter(created_at__lt=before)
+    pks = sorted(set(rows.values_list("session_id", flat=True)))
     found: dict[int, list[str]] = {}
     for start in range(0, len(pks), _CHUNK):  # bounded IN lists (SQLite's parameter cap)
-        found.update(_unreferenced_in(using, pks[start : start + _CHUNK]))
+        found.update(_unreferenced_in(using, pks[start : start + _CHUNK], before))
     return found
 
 
-def remove_unreferenced(using: str | None = None) -> list[str]:
-    """Remove the attachments no item references (rows, then files once committed);
-    the storage names removed."""
+def remove_unreferenced(using: str | None = None, *, before: datetime | None = None) -> list[str]:
+    """Remove the attachments no item references (rows, then files once committed),
+    created before ``before`` when given; the storage names removed."""
     using = using or router.db_for_write(Attachment)
     removed: list[str] = []
-    for session_pk in unreferenced(using):
+    for session_pk in unreferenced(using, before=before):
         with transaction.atomic(using=using):
             if not lock_conversations(connections[using], [session_pk], before=None):
                 continue
-            names = _unreferenced_in(using, [session_pk]).get(session_pk, [])
+            names = _unreferenced_in(using, [session_pk], before).get(session_pk, [])
             rows = Attachment.objects.using(using).filter(session_id=session_pk)
             rows.filter(storage_name__in=names).delete()
             transaction.on_commit(functools.partial(storage.delete, names), using=using)
@@ -55,9 +63,13 @@ def remove_unreferenced(using: str | None = None) -> list[str]:
     return removed
 
 
-def _unreferenced_in(using: str, session_pks: list[int]) -> dict[int, list[str]]:
+def _unreferenced_in(
+    using: str, session_pks: list[int], before: datetime | None
+) -> dict[int, list[str]]:
     found: dict[int, list[str]] = {}
     rows = Attachment.objects.using(using).filter(session_id__in=session_pks)
+    if before is not None:
+        rows = rows.filter(created_at__lt=before)
     for session_pk, name in rows.values_list("session_id", "storage_name"):
         found.setdefault(session_pk, []).append(name)
     items = SessionItem.objects.using(using).filter(

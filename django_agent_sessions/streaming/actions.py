@@ -17,8 +17,9 @@ from agents import Agent
 from django.utils.translation import gettext as _
 
 from django_agent_sessions import DjangoSession
-from django_agent_sessions.exceptions import SessionOwnershipError
+from django_agent_sessions.exceptions import SessionOwnershipError, UploadRefused
 from django_agent_sessions.store import runs as store_runs
+from django_agent_sessions.store import uploads
 from django_agent_sessions.streaming import drain, frames, lifecycle, ratelimit, runs, tasks
 
 logger = logging.getLogger(__name__)
@@ -71,6 +72,8 @@ async def send_message(visitor: Participant, content: dict[str, Any]) -> None:
     try:
         # The agent first: a broken factory leaves no empty conversation behind.
         agent = await visitor.get_agent()
+        # The files next: one that is not the visitor's leaves nothing behind either.
+        attached = await _files(visitor, frame.files)
         started = None
         if visitor.conversation_pk is None:
             started = await visitor.create_conversation(
@@ -78,8 +81,12 @@ async def send_message(visitor: Participant, content: dict[str, Any]) -> None:
             )
             if started is None:
                 raise frames.busy(frame.client_id)
-        request = await run_request(visitor, frame.text, frame.client_id, agent=agent)
+        request = await run_request(
+            visitor, frame.text, frame.client_id, agent=agent, attached=attached
+        )
         active = await tasks.start(request, channel_layer=visitor.channel_layer, started=started)
+    except UploadRefused as refused:  # a file the message names is not the visitor's
+        raise frames.BadFrame(refused.code, str(refused), frame.client_id) from None
     except (SessionOwnershipError, frames.BadFrame):
         raise  # someone else created this id since the visitor opened it
     except Exception:
@@ -93,15 +100,25 @@ async def send_message(visitor: Participant, content: dict[str, Any]) -> None:
 
 
 async def run_request(
-    visitor: Participant, text: str, client_id: str = "", *, agent: Agent[Any] | None = None
+    visitor: Participant,
+    text: str,
+    client_id: str = "",
+    *,
+    agent: Agent[Any] | None = None,
+    attached: tuple[list[dict[str, Any]], list[uploads.StoredFile]] = ([], []),
 ) -> runs.RunRequest:
+    """The run of a message; ``attached``: its files' input parts and how they show."""
     assert visitor.conversation_pk is not None
     agent = agent or await visitor.get_agent()
     owner = None if visitor.anonymous else visitor.user
-    session = DjangoSession(visitor.session_id, owner=owner)
+    parts, shown = attached
+    # A message's files are always stored as files (shown in the chat, after reloads too).
+    session = DjangoSession(visitor.session_id, owner=owner, offload_chars=0 if parts else None)
     return runs.RunRequest(
         agent=agent,
         text=text,
+        parts=tuple(parts),
+        files=tuple(file.wire() for file in shown),
         session=session,
         context=visitor.get_run_context(session),
         conversation_pk=visitor.conversation_pk,
@@ -109,6 +126,16 @@ async def run_request(
         user=visitor.user,
         client_id=client_id,
     )
+
+
+async def _files(
+    visitor: Participant, files: tuple[int, ...]
+) -> tuple[list[dict[str, Any]], list[uploads.StoredFile]]:
+    if not files:
+        return [], []
+    if visitor.anonymous:  # uploads are for signed-in people only
+        raise UploadRefused("unknown_file", _("A file of this message is not here any more."))
+    return await uploads.for_message(visitor.session_id, visitor.user.pk, files)
 
 
 async def decide(visitor: Participant, content: dict[str, Any]) -> None:

@@ -25,6 +25,7 @@ from agents.memory import Session
 from agents.stream_events import RawResponsesStreamEvent, RunItemStreamEvent, StreamEvent
 
 from django_agent_sessions.conf import app_settings
+from django_agent_sessions.streaming.message import UserInput
 from django_agent_sessions.streaming.outcomes import (
     WAITING,
     Outcome,
@@ -44,7 +45,8 @@ class _End:
 
 
 class StreamedRun:
-    """One agent run with ``text`` as input, as a sequence of wire events.
+    """One agent run with ``text`` (or a ``UserInput`` with files) as input, as a
+    sequence of wire events.
 
     With ``state`` (a paused run restored with its decisions, see ``paused.restore``)
     it resumes that run instead: ``run.started`` carries ``resumed: true``, no user
@@ -56,7 +58,7 @@ class StreamedRun:
     def __init__(
         self,
         agent: Agent[Any],
-        text: str,
+        text: str | UserInput,
         *,
         run_id: str,
         session: Session | None = None,
@@ -72,7 +74,8 @@ class StreamedRun:
         self.client_id = client_id
         self.agent = agent
         self.state = state
-        self.text = text
+        self.message = text if isinstance(text, UserInput) else UserInput(text)
+        self.text = self.message.text
         self.run_id = run_id
         self.session = session
         self.context = context
@@ -132,13 +135,10 @@ class StreamedRun:
             )
         else:
             yield self._event("run.started", agent=self.agent.name)
-            user_item: dict[str, Any] = {"kind": "message", "role": "user", "text": self.text}
-            if self.client_id:
-                user_item["client_id"] = self.client_id
-            yield self._item_event(user_item)
+            yield self._item_event(self.message.shown(self.client_id))
             self._result = Runner.run_streamed(
                 self.agent,
-                self.text,
+                self.message.model_input(),
                 session=self.session,
                 context=self.context,
                 run_config=self.run_config,

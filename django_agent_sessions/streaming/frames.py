@@ -10,6 +10,7 @@ from typing import Any
 
 from django.utils.translation import gettext as _
 
+from django_agent_sessions.files import storage
 from django_agent_sessions.store.approvals import MAX_MESSAGE_CHARS
 from django_agent_sessions.streaming import wire
 
@@ -70,6 +71,7 @@ def decode_object(text: str, max_bytes: int) -> dict[str, Any]:
 class UserMessage:
     text: str
     client_id: str
+    files: tuple[int, ...] = ()  # attachment ids (chat/uploads.py), in the order shown
 
 
 @dataclass(frozen=True)
@@ -88,14 +90,28 @@ def user_message(content: dict[str, Any]) -> UserMessage:
     ):
         raise BadFrame("invalid_frame", _("client_id must be a short string."))
     client_id = client_id or ""
+    files = _files(content.get("files", []), client_id)
     text = content.get("text")
-    if not isinstance(text, str) or not text.strip():
+    if not isinstance(text, str) or not (text.strip() or files):
         raise BadFrame("empty_text", _("Write a message first."), client_id)
     if not wire.is_valid_unicode(text) or "\x00" in text:
         # A lone surrogate (half an emoji) or NUL: it could be neither relayed (UTF-8,
         # msgpack) nor stored and shown faithfully, so nothing starts or is stored.
         raise BadFrame("invalid_text", _("The message contains invalid characters."), client_id)
-    return UserMessage(text, client_id)
+    return UserMessage(text, client_id, files)
+
+
+def _files(files: Any, client_id: str) -> tuple[int, ...]:
+    """The attachment ids a message names: distinct, at most ``MAX_FILES_PER_MESSAGE``."""
+    if not isinstance(files, list) or not all(
+        type(file_id) is int and file_id > 0 for file_id in files
+    ):
+        raise BadFrame("invalid_frame", _("files must be a list of file ids."), client_id)
+    most = int(storage.setting("MAX_FILES_PER_MESSAGE"))
+    if len(files) > most:
+        message = _("A message may carry %(count)d files at most.") % {"count": most}
+        raise BadFrame("too_many_files", message, client_id)
+    return tuple(dict.fromkeys(files))
 
 
 def approval(content: dict[str, Any]) -> Approval:

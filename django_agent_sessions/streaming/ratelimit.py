@@ -4,25 +4,15 @@ from __future__ import annotations
 
 import logging
 import math
-import re
 import time
 
 from django.core.cache import cache
 
 from django_agent_sessions.conf import app_settings
+from django_agent_sessions.rates import parse_rate as parse_rate
 
 logger = logging.getLogger(__name__)
 _ATTEMPTS = 3
-_PERIODS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
-_RATE = re.compile(r"^\s*(\d+)\s*/\s*([smhd])\s*$")
-
-
-def parse_rate(rate: str) -> tuple[int, int]:
-    """``"30/m"`` -> (30, 60). Raises ``ValueError`` naming the expected form."""
-    match = _RATE.match(rate) if isinstance(rate, str) else None
-    if match is None:
-        raise ValueError(f"{rate!r} is not a rate like '30/m' (per s, m, h or d)")
-    return int(match.group(1)), _PERIODS[match.group(2)]
 
 
 async def allow_run(user_key: str) -> bool:

@@ -71,6 +71,8 @@ class RunRequest:
     session_id: str  # the stored conversation id, for signal receivers
     user: Any
     client_id: str = ""  # the client's id for its user_message, echoed on the wire
+    parts: tuple[dict[str, Any], ...] = ()  # the message's files, as the SDK's input parts
+    files: tuple[dict[str, Any], ...] = ()  # ... and as the chat shows them
 
 
 class ActiveRun:

@@ -22,6 +22,7 @@ from django_agent_sessions.store import runs as store_runs
 from django_agent_sessions.streaming import fanout, lifecycle, paused
 from django_agent_sessions.streaming.events import StreamedRun
 from django_agent_sessions.streaming.groups import group_name
+from django_agent_sessions.streaming.message import UserInput
 from django_agent_sessions.streaming.outcomes import (
     CANCELLED,
     COMPLETED,
@@ -127,7 +128,7 @@ async def start(
     await lifecycle.tell_lost(channel_layer, started.expired)
     streamed = StreamedRun(
         request.agent,
-        request.text,
+        UserInput(request.text, request.parts, request.files),
         run_id=started.run_id,
         session=request.session,
         context=request.context,

@@ -17,6 +17,8 @@ Every display item has a ``kind``:
 - ``other``: ``type`` (an item type a chat page may ignore)
 
 Items of the ``history`` frame also carry ``created_at`` (ISO 8601), when they were stored.
+A user message with files the chat stored (``store.uploads``) carries them as ``files``
+(``id``, ``name``, ``content_type``, ``size``), in history and live alike.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from typing import Any
 
 from agents.items import HandoffOutputItem, RunItem
 
-from django_agent_sessions.items import ItemView, describe, notes_to_show
+from django_agent_sessions.items import ItemView, describe, notes_to_show, typed_text
 from django_agent_sessions.rendering import render_markdown
 from django_agent_sessions.streaming.protocol import (
     PROTOCOL_VERSION,  # in every history
@@ -65,6 +67,9 @@ def history_items(entries: list[Any], runs: list[Any]) -> list[dict[str, Any]]:
         run = ordered[run_index] if ordered else None
         owner = run if run is not None and _holds(run, entry.id) else None
         item = display_item(entry.item)
+        if entry.files and item.get("role") == "user":
+            # The files show beside the text (the chat's own uploads), not as "[image]".
+            item.update(text=valid_unicode(typed_text(entry.item)), files=list(entry.files))
         item.update(
             id=entry.id,
             created_at=entry.created_at.isoformat(),

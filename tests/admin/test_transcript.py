@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 import pytest
+from asgiref.sync import async_to_sync
 from django.contrib.auth.models import User
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from tests.admin.helpers import change_url
+from django_agent_sessions import DjangoSession
+from django_agent_sessions.models import AgentSession
+from django_agent_sessions.store import uploads
+from tests.admin.helpers import change_url, staff
+from tests.attachment_helpers import data_url, png
 from tests.conversations import add_many_items, item_selects, make_conversation, transcript_items
 
 pytestmark = pytest.mark.django_db
@@ -127,3 +132,35 @@ def test_assistant_markdown_is_rendered_and_sanitized(viewer):
     assert "<img src=x" not in page
     assert 'href="javascript:' not in page
     assert "&lt;b&gt;not bold&lt;/b&gt; **not bold**" in page  # users' text stays text
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_messages_files_are_download_links_for_staff_who_may_view_it(
+    viewer, client, file_storage
+):
+    owner = User.objects.create_user("owner")
+    image = png(9, 9)
+    stored = uploads.accept(
+        owner, "c-files", name="<b>x</b>.png", data=image, content_type="image/png"
+    )
+    message = {
+        "role": "user",
+        "content": [
+            {"type": "input_text", "text": "look"},
+            {"type": "input_image", "image_url": data_url(image)},
+        ],
+    }
+    async_to_sync(DjangoSession("c-files", owner=owner, offload_chars=0).add_items)([message])
+    conversation = AgentSession.objects.get(session_id="c-files")
+
+    page = viewer.get(change_url(conversation)).text
+    link = f"{change_url(conversation).removesuffix('change/')}files/{stored.id}/?download=1"
+    assert f'<a href="{link}" download>&lt;b&gt;x&lt;/b&gt;.png</a>' in page
+    assert f"image/png, {len(image)}\xa0bytes" in page
+    response = viewer.get(link)
+    assert response.status_code == 200
+    assert response["Content-Disposition"].startswith("attachment")
+    assert b"".join(response.streaming_content) == image
+
+    client.force_login(staff("nobody"))  # staff without the view permission
+    assert client.get(link).status_code == 403

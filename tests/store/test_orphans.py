@@ -12,7 +12,7 @@ from django.utils import timezone
 
 from django_agent_sessions.files import storage
 from django_agent_sessions.models import Attachment
-from django_agent_sessions.store import orphans
+from django_agent_sessions.store import orphans, uploads
 from tests.attachment_helpers import image_message, png, stored_files
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -53,3 +53,20 @@ def test_the_command_lists_then_deletes(make_session, file_storage):
     call_command("agent_sessions_files", "--delete", "--grace", "0s", stdout=out, stderr=err)
     assert "Removed 1 unreferenced attachments, 1 stray files." in err.getvalue()
     assert len(stored_files(file_storage)) == 1
+
+
+def test_an_upload_waiting_for_its_message_is_an_orphan_only_after_the_grace(
+    make_user, file_storage
+):
+    alice = make_user("alice")
+    uploads.accept(alice, "c-up", name="a.png", data=png(4, 4), content_type="image/png")
+    an_hour_ago = timezone.now() - timedelta(hours=1)
+    assert orphans.unreferenced(before=an_hour_ago) == {}
+    assert orphans.remove_unreferenced(before=an_hour_ago) == []
+    assert len(stored_files(file_storage)) == 1
+    out, err = io.StringIO(), io.StringIO()
+    call_command("agent_sessions_files", "--delete", stdout=out, stderr=err)  # 1h grace
+    assert "Removed 0 unreferenced attachments" in err.getvalue()
+    later = timezone.now() + timedelta(seconds=1)
+    assert len(orphans.remove_unreferenced(before=later)) == 1
+    assert stored_files(file_storage) == []

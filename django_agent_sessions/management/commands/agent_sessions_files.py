@@ -1,8 +1,9 @@
 """``manage.py agent_sessions_files [--delete] [--grace 1h]``: files nothing refers to.
 
 Lists (and with ``--delete`` removes) the attachments no item references any more (left
-by popped items, rewound turns and compaction) and the files under the attachments'
-directory that no attachment names and are older than ``--grace`` (``store.orphans``).
+by popped items, rewound turns, compaction, and uploads never sent) and the files under
+the attachments' directory that no attachment names; both when older than ``--grace``
+(``store.orphans``).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from datetime import timedelta
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.utils import timezone
 
 from django_agent_sessions import retention
 from django_agent_sessions.files import storage
@@ -26,7 +28,7 @@ class Command(BaseCommand):
             "--grace",
             default="1h",
             help="Leave files younger than this (default 1h; 0 for none): a write may still "
-            "be in flight.",
+            "be in flight, an uploaded file may wait for its message.",
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
@@ -37,9 +39,10 @@ class Command(BaseCommand):
             except ValueError as error:
                 raise CommandError(f"--grace: {error}") from None
         if options["delete"]:
-            rows = orphans.remove_unreferenced()
+            rows = orphans.remove_unreferenced(before=timezone.now() - grace)
         else:
-            rows = [name for names in orphans.unreferenced().values() for name in names]
+            found = orphans.unreferenced(before=timezone.now() - grace)
+            rows = [name for names in found.values() for name in names]
         stray = orphans.stray_files(grace)
         if options["delete"]:
             storage.delete(stray)
