@@ -8,8 +8,11 @@ import json
 from typing import Any
 
 import pytest
+from asgiref.sync import sync_to_async
 
+from django_agent_sessions.store import uploads
 from tests import approval_agent, chat_agent
+from tests.attachment_helpers import data_url, png
 from tests.conversations import run_statuses
 from tests.scripted import streamed_reply
 from tests.sse.client import EventStream, post
@@ -107,3 +110,23 @@ async def _get_json(path: str, cookie: bytes) -> tuple[int, Any]:
         body += chunk
     await stream.close()
     return status, json.loads(body)
+
+
+async def test_a_message_with_files_over_http_reaches_the_model_and_the_stream(
+    alice, alice_cookie, session_id, file_storage
+):
+    image = png(6, 6)
+    accept = sync_to_async(uploads.accept)
+    stored = await accept(alice, session_id, name="p.png", data=image, content_type="image/png")
+    model = chat_agent.script(streamed_reply("A small square."))
+    stream, _ = await opened(session_id, alice_cookie)
+    body = {"text": "What is it?", "files": [stored.id]}
+    assert (await post(url(session_id, "messages/"), body, alice_cookie))[0] == 202
+    frames = await stream.frames_until("run.completed")
+    user_item = next(f["item"] for f in frames if f["type"] == "item.completed")
+    assert user_item["files"] == [stored.wire()]
+    assert model.last_call is not None
+    assert model.last_call.input[-1]["content"][1]["image_url"] == data_url(image)
+    refused = await post(url(session_id, "messages/"), {"text": "x", "files": [999]}, alice_cookie)
+    assert (refused[0], refused[1]["code"]) == (400, "unknown_file")
+    await stream.close()
