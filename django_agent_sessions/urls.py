@@ -31,4 +31,5 @@ urlpatterns = [
     path("c/<str:session_id>/older/", sse.older, name="older"),
     path("c/<str:session_id>/files/<int:attachment_id>/", files.attachment, name="attachment"),
     path("c/<str:session_id>/items/<int:item_id>/feedback/", ratings.rate_reply, name="feedback"),
+    path("c/<str:session_id>/feedback/", ratings.ratings_of, name="feedback_list"),
 ]

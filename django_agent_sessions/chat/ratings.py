@@ -1,4 +1,5 @@
-"""``POST c/<session_id>/items/<item_id>/feedback/``: the signed-in person rates a reply.
+"""``POST c/<session_id>/items/<item_id>/feedback/``: the signed-in person rates a reply;
+``GET c/<session_id>/feedback/``: their ratings in that conversation, for the page.
 
 The body is JSON: ``{"rating": 1 | -1, "comment": "...", "tags": ["..."]}`` (comment and
 tags optional). The answer is the saved rating, or ``{"error": ...}`` with 400 saying
@@ -14,7 +15,7 @@ from typing import Any
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, JsonResponse
 from django.utils.translation import gettext as _
-from django.views.decorators.http import require_POST
+from django.views.decorators.http import require_GET, require_POST
 
 from django_agent_sessions.exceptions import FeedbackRejected
 from django_agent_sessions.store import feedback, owned
@@ -49,6 +50,17 @@ def rate_reply(request: HttpRequest, session_id: str, item_id: int) -> JsonRespo
             "tags": saved.tag_list,
         }
     )
+
+
+@require_GET
+@login_required
+def ratings_of(request: HttpRequest, session_id: str) -> JsonResponse:
+    """``{"ratings": [{"item_id", "rating", "comment", "tags"}]}``: what the page shows
+    pressed on its replies (404, like the POST, for a conversation not the person's)."""
+    try:
+        return JsonResponse({"ratings": feedback.ratings_of(request.user, session_id)})
+    except owned.NotFound:
+        raise Http404(_("No such conversation.")) from None
 
 
 def _json_body(request: HttpRequest) -> dict[str, Any] | None:

@@ -1,8 +1,9 @@
 """Recording people's ratings of replies, and reading them back for evaluations.
 
 ``give`` is one transaction: the conversation (its owner's only), the reply item, the run
-that wrote it, and the one row per person per reply, created or changed. ``records``
-reads each rating with the conversation up to its reply, in the SDK's item format.
+that wrote it, and the one row per person per reply, created or changed. ``ratings_of``
+reads a person's ratings of one conversation back for the chat page; ``records`` reads
+each rating with the conversation up to its reply, in the SDK's item format.
 """
 
 from __future__ import annotations
@@ -59,6 +60,23 @@ def give(
     feedback_given.send(sender=Feedback, feedback=feedback, created=created, user=user)
     saved: Feedback = feedback
     return saved
+
+
+def ratings_of(user: Any, session_id: str) -> list[dict[str, Any]]:
+    """``user``'s ratings of the replies of their conversation ``session_id``, as the
+    chat page shows them; raises ``owned.NotFound`` for a conversation not theirs."""
+    using = router.db_for_read(Feedback)
+    conversation_pk = _own_conversation(user, session_id, using)
+    rows = (
+        Feedback.objects.using(using)
+        .filter(session_id=conversation_pk, user_id=user.pk)
+        .order_by("item_id")
+        .only("item_id", "rating", "comment", "tags")
+    )
+    return [
+        {"item_id": row.item_id, "rating": row.rating, "comment": row.comment, "tags": row.tag_list}
+        for row in rows
+    ]
 
 
 def records(feedback: QuerySet[Feedback]) -> Iterator[dict[str, Any]]:
@@ -121,8 +139,13 @@ def _comment(comment: Any) -> str:
     return comment.replace("\x00", "")
 
 
+def allowed_tags() -> list[str]:
+    """The tags a rating may carry (``FEEDBACK_TAGS``), in the order a page shows them."""
+    return list(app_settings.FEEDBACK_TAGS)
+
+
 def _tags(tags: Iterable[str]) -> str:
-    allowed = list(app_settings.FEEDBACK_TAGS)
+    allowed = allowed_tags()
     if not isinstance(tags, list | tuple):
         raise FeedbackRejected(f"Tags are a list of texts, not {type(tags).__name__}.")
     chosen = list(dict.fromkeys(tags))

@@ -83,6 +83,9 @@ async def end(
             await recorded_then()
     if recorded is None:
         return None
+    if ending.terminal["type"] == "run.completed":
+        # Lets a page rate the reply it just streamed (``store.runs.finish`` reads it).
+        ending.terminal["reply_item_id"] = getattr(recorded, "reply_item_id", None)
     group = group_name(ending.session_pk)
     try:
         for event in ending.resolved:

@@ -90,6 +90,7 @@ TIMESTAMP = string("ISO 8601, UTC.", format="date-time")
 JSON_TEXT = string("The JSON text the model wrote.")
 MESSAGE = string("Translated, human-readable text: show it as it is.")
 USAGE = Shape("Token usage.", {name: integer(minimum=0) for name in TOKEN_COUNTS}).schema()
+REPLY_ITEM_ID = nullable(integer("The id of the run's last stored assistant message.", minimum=1))
 FINAL_OUTPUT = {"description": "A string, or JSON for agents with a structured output_type."}
 FAILURE = Shape("Why.", {"code": {"enum": RUN_FAILED_CODES}, "message": MESSAGE}).schema()
 APPROVAL_MESSAGE = string(
@@ -204,13 +205,10 @@ SERVER_FRAMES: dict[str, Shape] = {
     ),
     "run.completed": Shape(
         "The run finished and its history is saved.",
-        {**RUN, "final_output": FINAL_OUTPUT, "usage": USAGE},
+        {**RUN, "final_output": FINAL_OUTPUT, "usage": USAGE, "reply_item_id": REPLY_ITEM_ID},
     ),
     "run.cancelled": Shape("The run was stopped.", RUN),
-    "run.failed": Shape(
-        "The run failed; the socket stays usable.",
-        {**RUN, "error": FAILURE},
-    ),
+    "run.failed": Shape("The run failed; the socket stays usable.", {**RUN, "error": FAILURE}),
     "approval.requested": Shape(
         "The run stopped on a tool call that needs a decision; one frame per call.",
         {**RUN, **PENDING_CALL},

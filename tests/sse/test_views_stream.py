@@ -47,6 +47,9 @@ async def test_a_run_streams_as_events_with_ids_and_is_history_after(alice_cooki
     _again, history = await opened(session_id, alice_cookie, last_event_id=stream.last_id)
     texts = [item.get("text") for item in history["items"]]
     assert texts == ["Hi", "Hello.", "Weather?", ANSWER]
+    # Each run's end names its own reply, not the conversation's previous one.
+    replies = [first[-1]["reply_item_id"], frames[-1]["reply_item_id"]]
+    assert replies == [history["items"][1]["id"], history["items"][3]["id"]]
     assert await run_statuses(session_id) == ["completed", "completed"]
 
 

@@ -16,7 +16,7 @@ from django.utils import timezone
 
 from django_agent_sessions.models import AgentRun, AgentSession
 from django_agent_sessions.store import runs
-from tests.conftest import user_message
+from tests.conftest import assistant_message, user_message
 from tests.store.helpers import call, item_ids, output, outputs_of, start, user, write
 
 pytestmark = pytest.mark.django_db
@@ -136,3 +136,18 @@ def test_a_run_deleted_with_its_conversation_ends_as_taken_over(session_id: str)
     conversation.delete()  # retention or the admin, while the run streams
     assert runs.finish.sync(started.pk, status="completed", usage=USAGE) is None
     assert not AgentSession.objects.filter(session_id=session_id).exists()
+
+
+def test_finish_gives_the_runs_last_reply_and_none_without_one(session_id: str) -> None:
+    conversation = write(session_id, user_message("hi"), assistant_message("Earlier reply."))
+    started = start(conversation)
+    write(session_id, user_message("again"), call("c1"), output("c1", "sunny"))
+    record = runs.finish.sync(started.pk, status="cancelled", usage=USAGE)
+    assert record is not None
+    assert record.reply_item_id is None  # type: ignore[attr-defined]  # annotated
+    next_run = start(conversation)
+    write(session_id, user_message("and?"), assistant_message("First."), call("c2"))
+    write(session_id, output("c2", "cloudy"), assistant_message("Last."))
+    record = runs.finish.sync(next_run.pk, status="completed", usage=USAGE)
+    assert record is not None
+    assert record.reply_item_id == item_ids(session_id)[-1]  # type: ignore[attr-defined]

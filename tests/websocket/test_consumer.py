@@ -82,6 +82,7 @@ async def test_a_conversation_streams_and_is_there_after_reconnecting(alice_cook
         },
     ]
     assert history["last_item_id"] == first_id + 1
+    assert done["reply_item_id"] == first_id + 1  # the page can rate the reply it streamed
     await again.close()
     assert await run_statuses(session_id) == ["completed"]
 
