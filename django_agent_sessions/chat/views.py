@@ -9,6 +9,7 @@ Django's CSRF protection (the page sends the token in ``X-CSRFToken``).
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
@@ -22,7 +23,7 @@ from django.views.decorators.csrf import ensure_csrf_cookie
 from django.views.decorators.http import require_GET, require_POST
 
 from django_agent_sessions.models import SESSION_ID_MAX_LENGTH
-from django_agent_sessions.store import owned
+from django_agent_sessions.store import feedback, owned
 from django_agent_sessions.transports import chat_transport
 
 #: The sidebar lists this many most recently active conversations.
@@ -67,6 +68,7 @@ def conversation(request: HttpRequest, session_id: str) -> HttpResponse:
         "conversations": _conversations_of(request.user),
         "socket_path": SOCKET_PATH.format(session_id=session_id),
         "transport": chat_transport(),
+        "feedback_tags": json.dumps(feedback.allowed_tags()),  # the rating form's (ratings.js)
     }
     return render(request, "django_agent_sessions/chat.html", context)
 

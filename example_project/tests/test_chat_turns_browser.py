@@ -2,8 +2,9 @@
 
 A stopped reply taken back by an edit or a regenerate stays gone after a reload; a new
 conversation is titled and listed while its first reply streams; an edited first message
-retitles it; and a long conversation opens with its newest items, older ones paging in
-as the user scrolls up, the view staying put.
+retitles it; a reply is rated with the keyboard alone, stored, and shown rated after a
+reload; and a long conversation opens with its newest items, older ones paging in as the
+user scrolls up, the view staying put.
 """
 
 from __future__ import annotations
@@ -21,10 +22,11 @@ from example_project.tests.test_chat_ui_browser import (  # noqa: F401 - fixture
     CONFIRMED,
     REPLY,
     USER,
+    docs_screenshot,
     new_page,
 )
 from example_project.tests.test_e2e_browser import send, wait_idle
-from tests.browser import save_screenshot
+from tests.browser import axe_violations, save_screenshot
 
 pytestmark = pytest.mark.browser
 
@@ -32,6 +34,10 @@ STORED = (
     "SELECT i.payload FROM django_agent_sessions_sessionitem i "
     "JOIN django_agent_sessions_agentsession s ON s.id = i.session_id "
     "WHERE s.session_id = %s ORDER BY i.id"
+)
+RATINGS = (
+    "SELECT f.item_id, f.rating, f.comment, f.tags FROM django_agent_sessions_feedback f "
+    "JOIN django_agent_sessions_agentsession s ON s.id = f.session_id WHERE s.session_id = %s"
 )
 # Each message as the page shows it: role, the text it copies, and a run note's status.
 SHOWN = """() => Array.from(document.querySelectorAll('#transcript [data-kind="message"]'))
@@ -109,6 +115,73 @@ def test_a_stopped_reply_goes_with_its_turn(chat_server, chat_user, new_page, re
         assert [status for _role, _text, status in notes] == ["cancelled"]
         assert shown[-1][2] == "cancelled"
     save_screenshot(page, f"chat-stopped-then-{redo}")
+
+
+def focused(page: Any) -> str:
+    return str(page.evaluate("document.activeElement.getAttribute('aria-label') || ''"))
+
+
+@pytest.mark.parametrize(
+    ("name", "options"),
+    [
+        ("chat-rating", {"viewport": {"width": 1280, "height": 800}}),
+        (
+            "chat-rating-phone-dark",
+            {"viewport": {"width": 390, "height": 844}, "is_mobile": True, "color_scheme": "dark"},
+        ),
+    ],
+)
+def test_a_reply_is_rated_with_the_keyboard_and_stays_rated(
+    chat_server,
+    chat_user,
+    new_page,  # noqa: F811
+    name,
+    options,
+):
+    page = new_page(**options)
+    log_in(page, chat_server.url, chat_user)
+    send(page, "What is (12 + 30) * 2?")
+    wait_idle(page)
+    reply = page.locator(REPLY).last
+    bad = reply.get_by_role("button", name="Bad reply")
+    assert bad.get_attribute("aria-pressed") == "false"  # run.completed gave its item id
+    page.keyboard.press("Shift+Tab")  # from the message box back to the reply's last button
+    assert focused(page) == "Bad reply"
+    page.keyboard.press("Enter")  # saved at once; the form for the details opens
+    page.wait_for_selector(f"{REPLY} .thumb.down[aria-pressed='true']")
+    assert page.evaluate("document.activeElement.name") == "comment"
+    page.keyboard.type("The sum is right, the wording is not.")
+    page.keyboard.press("Tab")
+    page.keyboard.press("Space")  # the first tag: inaccurate
+    assert page.locator("#announcer").text_content() == "Marked as a bad reply."
+    assert page.evaluate("document.documentElement.scrollWidth") <= options["viewport"]["width"]
+    assert axe_violations(page) == []
+    docs_screenshot(page, name)
+    for _tab in range(8):  # past the other tags, to Save
+        if page.evaluate("document.activeElement.textContent") == "Save":
+            break
+        page.keyboard.press("Tab")
+    page.keyboard.press("Enter")
+    page.locator(".rating-form").wait_for(state="detached")
+    assert focused(page) == "Bad reply", "the focus is back on the thumb"
+    page.wait_for_selector("#announcer:text('Your feedback was saved.')")
+    item_id = int(str(reply.get_attribute("data-item-id")))
+    comment = "The sum is right, the wording is not."
+    rows = query(chat_server.env, RATINGS, (session_id_of(page),))
+    assert rows == [(item_id, -1, comment, ",inaccurate,")]
+
+    page.reload()
+    wait_connected(page)
+    reply.locator(".thumb.down[aria-pressed='true']").wait_for()
+    assert reply.locator(".thumb.up").get_attribute("aria-pressed") == "false"
+    # The pressed thumb opens the details again, as saved; Escape closes them, unchanged.
+    reply.get_by_role("button", name="Bad reply").press("Enter")
+    assert page.get_by_label("What was good or bad? (optional)").input_value() == comment
+    assert page.get_by_role("checkbox", name="inaccurate").is_checked()
+    page.keyboard.press("Escape")
+    page.locator(".rating-form").wait_for(state="detached")
+    assert focused(page) == "Bad reply"
+    assert query(chat_server.env, RATINGS, (session_id_of(page),)) == rows
 
 
 LONG = 5000  # items: 2,500 turns

@@ -14,6 +14,7 @@ import { Feedback } from "./feedback.js";
 import { Heading } from "./heading.js";
 import { post as postJson } from "./http.js";
 import { OlderItems } from "./older.js";
+import { Ratings } from "./ratings.js";
 import { Sidebar } from "./sidebar.js";
 import { SseConnection } from "./stream.js";
 import { Transcript } from "./transcript.js";
@@ -44,7 +45,8 @@ const ui = {
   transcript: $("transcript"),
 };
 const emptyText = $("empty-transcript-text").textContent.trim();
-const transcript = new Transcript(ui.transcript, strings);
+const feedback = new Feedback(ui.error, ui.announcer);
+const transcript = new Transcript(ui.transcript, strings, new Ratings(config, strings, feedback));
 const older = new OlderItems(ui.transcript, transcript, (frame) => connection.send(frame), strings);
 const heading = new Heading(ui, renameConversation, () => sidebar.refresh());
 const sidebar = new Sidebar(ui.list, ui.toggle, config, strings, (title) => {
@@ -56,7 +58,6 @@ let activeRun = null; // the run_id of the conversation's running run, if any
 
 /* ---------- feedback ---------- */
 
-const feedback = new Feedback(ui.error, ui.announcer);
 const showError = (message) => feedback.showError(message);
 const hideError = () => feedback.hideError();
 const announce = (text) => feedback.announce(text);
@@ -147,8 +148,9 @@ const handlers = {
     }
     if (!(item.kind === "message" && item.role === "user")) sidebar.listOnce(frame.run_id);
   },
-  "run.completed"() {
+  "run.completed"(frame) {
     transcript.finishReply();
+    transcript.ratings.attachLast(ui.transcript, frame.reply_item_id);
     setBusy(null);
     announce(strings.replied);
     sidebar.refresh();

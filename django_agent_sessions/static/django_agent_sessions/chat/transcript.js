@@ -14,9 +14,10 @@ import { Approvals } from "./approvals.js";
 import { copyText, element, prettyJson, shorten, timestamp } from "./dom.js";
 
 export class Transcript {
-  constructor(container, strings) {
+  constructor(container, strings, ratings) {
     this.container = container;
     this.strings = strings;
+    this.ratings = ratings; // thumbs up and down on stored replies (ratings.js)
     this.streaming = null; // {runId, article, textElement} of the reply being written
     this.pendingEcho = []; // our own messages, shown before the server confirmed them
     this.idle = true;
@@ -162,6 +163,7 @@ export class Transcript {
           const noteText = item.status === "failed" ? strings.failed + "." : strings.stopped;
           shown.article.appendChild(element("p", "note", noteText));
         }
+        this.ratings.attach(shown.article, item);
         return this.append(shown.article);
       }
       case "tool_call":
