@@ -77,6 +77,11 @@ class DjangoSession(SessionABC):
         )
         self.using = using or router.db_for_write(AgentSession)
 
+    def _offload_threshold(self) -> int:
+        if self.offload_chars is not None:
+            return self.offload_chars
+        return int(file_storage.setting("OFFLOAD_CHARS"))
+
     def __repr__(self) -> str:
         return f"<DjangoSession {self.session_id!r} owner_id={self.owner_id!r}>"
 
@@ -126,10 +131,7 @@ class DjangoSession(SessionABC):
         and ``get_items`` returns the item exactly as it was added. ``MAX_ITEM_BYTES``
         applies to the rest.
         """
-        threshold = self.offload_chars
-        if threshold is None:
-            threshold = int(file_storage.setting("OFFLOAD_CHARS"))
-        items, files = inline.split_batch(items, threshold)
+        items, files = inline.split_batch(items, self._offload_threshold())
         encoded = serialization.encode_items(
             items,
             max_bytes=app_settings.MAX_ITEM_BYTES,
@@ -155,6 +157,32 @@ class DjangoSession(SessionABC):
     async def clear_session(self, *, wrapper: RunContextWrapper[Any] | None = None) -> None:
         """Remove every item. The conversation (its owner and title) stays."""
         await bridge.run_to_completion(stored_items.clear, self._scope)
+
+    async def _atomic_replace_items(self, items: list[TResponseInputItem]) -> bool:
+        """The SDK's hook for a manual ``run_compaction()``: replace the whole history.
+
+        ``OpenAIResponsesCompactionSession`` looks this private method up by name (as on
+        the SDK's ``RedisSession``). Without it, the SDK clears, then adds the summary,
+        and a reader in between sees an empty history. Here it is one transaction that
+        locks the conversation row first: the items are validated first (nothing is
+        deleted if one is rejected), then the old rows go and the new ones come at once.
+        Returns True once replaced; False (the SDK's clear-then-add, through the
+        subclass's own methods) for a subclass that overrides ``get_items``,
+        ``add_items`` or ``clear_session`` without overriding this method too.
+        """
+        cls = type(self)
+        if cls._atomic_replace_items is DjangoSession._atomic_replace_items and (
+            cls.get_items is not DjangoSession.get_items
+            or cls.add_items is not DjangoSession.add_items
+            or cls.clear_session is not DjangoSession.clear_session
+        ):
+            return False
+        items, files = inline.split_batch(items, self._offload_threshold())
+        encoded = serialization.encode_items(
+            items, max_bytes=app_settings.MAX_ITEM_BYTES, max_depth=app_settings.MAX_ITEM_DEPTH
+        )
+        await bridge.run_to_completion(compaction.replace_all, self._scope, encoded, files)
+        return True
 
     async def _get_compaction_snapshot(
         self,

@@ -1,5 +1,6 @@
-"""Compaction's two operations on stored items: a bounded snapshot, and the atomic
-replacement of its suffix.
+"""Compaction's operations on stored items: a bounded snapshot and the atomic
+replacement of its suffix (automatic compaction), and the atomic replacement of the
+whole history (a manual ``run_compaction()``).
 
 The SDK's ``OpenAIResponsesCompactionSession`` reads the newest rows, sends them to the
 compaction API (which takes a while), then asks the store to replace them with the
@@ -17,8 +18,11 @@ from typing import Any
 
 from django_agent_sessions import serialization
 from django_agent_sessions.serialization import EncodedItem
+from django_agent_sessions.store import attachments
 from django_agent_sessions.store import items as stored
+from django_agent_sessions.store.attachments import FilesByIndex
 from django_agent_sessions.store.clock import read_clock
+from django_agent_sessions.store.conversations import delete_items_of
 from django_agent_sessions.store.items import Scope
 from django_agent_sessions.store.statements import Statements
 from django_agent_sessions.store.transactions import Cursor, select, writing
@@ -129,3 +133,29 @@ def _prune_prefix(
         removed += int(cursor.rowcount)
         if expired_end != rows[-1][0] or len(rows) < batch:
             return removed
+
+
+def replace_all(scope: Scope, encoded: list[EncodedItem], files: FilesByIndex | None) -> None:
+    """Replace every stored item with ``encoded`` (the SDK's manual compaction), in one
+    transaction that locks the conversation row first: a reader sees the old history or
+    the new one, never the empty one between. The title and owner stay; the old items'
+    attachments go with them (their files once it commits), the new items' files are
+    stored (deleted again if the transaction fails)."""
+    connection = stored._connection(scope.using)
+    with (
+        attachments.deleted_on_failure() as saved,
+        writing(connection, scope.using, shortcut=False) as (cursor, sql),
+    ):
+        clock = read_clock(connection)
+        locked = stored._lock(cursor, sql, scope, clock, count_delta=None)
+        if locked is not None:
+            stored._check_owner(scope, locked.owner_id)
+            delete_items_of(connection, [locked.pk])
+            session = (locked.pk, scope.session_id, locked.owner_id)
+            if files:
+                encoded = attachments.with_stored_files(scope.using, session, encoded, files, saved)
+            stored._insert_items(cursor, sql, locked.pk, encoded, clock.stamp)
+            cursor.execute(sql.recount, [len(encoded), len(encoded), locked.pk])
+            return
+    if encoded:  # nothing was stored: the replacement is the first write
+        stored.append_items(scope, encoded, "", files)
