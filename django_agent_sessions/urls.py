@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from django.urls import path
 
-from django_agent_sessions.chat import files, ratings, views
+from django_agent_sessions.chat import files, ratings, uploads, views
 from django_agent_sessions.sse import views as sse
 
 app_name = "django_agent_sessions"
@@ -29,6 +29,7 @@ urlpatterns = [
     path("c/<str:session_id>/cancel/", sse.cancel, name="cancel"),
     path("c/<str:session_id>/approvals/<str:call_id>/", sse.approval, name="approval"),
     path("c/<str:session_id>/older/", sse.older, name="older"),
+    path("c/<str:session_id>/files/", uploads.upload, name="upload"),
     path("c/<str:session_id>/files/<int:attachment_id>/", files.attachment, name="attachment"),
     path("c/<str:session_id>/items/<int:item_id>/feedback/", ratings.rate_reply, name="feedback"),
     path("c/<str:session_id>/feedback/", ratings.ratings_of, name="feedback_list"),

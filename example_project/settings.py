@@ -205,6 +205,10 @@ AGENT_SESSIONS = {
     "SSE_STREAM_SECONDS": _int_env("SSE_STREAM_SECONDS", 300) or 300,
 }
 
+# The files people give the chat (docs/attachments.md). Private: no MEDIA_URL serves them;
+# the chat's owner-only view and the admin do.
+MEDIA_ROOT = Path(os.environ.get("MEDIA_ROOT") or BASE_DIR / "media")
+
 STATIC_URL = "/static/"
 STATIC_ROOT = BASE_DIR / "staticfiles"
 # daphne does not serve static files; asgi.py does it for this small project unless a

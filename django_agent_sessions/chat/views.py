@@ -22,6 +22,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.csrf import ensure_csrf_cookie
 from django.views.decorators.http import require_GET, require_POST
 
+from django_agent_sessions.files import storage as file_storage
 from django_agent_sessions.models import SESSION_ID_MAX_LENGTH
 from django_agent_sessions.store import feedback, owned
 from django_agent_sessions.transports import chat_transport
@@ -69,8 +70,19 @@ def conversation(request: HttpRequest, session_id: str) -> HttpResponse:
         "socket_path": SOCKET_PATH.format(session_id=session_id),
         "transport": chat_transport(),
         "feedback_tags": json.dumps(feedback.allowed_tags()),  # the rating form's (ratings.js)
+        "uploads": _upload_limits(),  # what the attach button takes (attachments.js)
     }
     return render(request, "django_agent_sessions/chat.html", context)
+
+
+def _upload_limits() -> dict[str, Any]:
+    types = list(file_storage.setting("UPLOAD_TYPES"))
+    return {
+        "types": " ".join(types),
+        "accept": ",".join(types),  # the file picker's filter
+        "max_bytes": file_storage.setting("MAX_UPLOAD_BYTES"),
+        "max_files": file_storage.setting("MAX_FILES_PER_MESSAGE"),
+    }
 
 
 @require_GET

@@ -27,6 +27,7 @@ RUN_FAILED_CODES = [
 ERROR_CODES = [
     *("invalid_json", "invalid_frame", "unknown_type", "empty_text", "invalid_text"),
     *("too_large", "busy", "rate_limited", "unavailable", "invalid_approval", "unknown_approval"),
+    *("too_many_files", "unknown_file"),
 ]
 APPROVAL_REASONS = ["expired", "cancelled"]
 TOKEN_COUNTS = ["requests", "input_tokens", "output_tokens", "total_tokens"]
@@ -93,6 +94,8 @@ USAGE = Shape("Token usage.", {name: integer(minimum=0) for name in TOKEN_COUNTS
 REPLY_ITEM_ID = nullable(integer("The id of the run's last stored assistant message.", minimum=1))
 FINAL_OUTPUT = {"description": "A string, or JSON for agents with a structured output_type."}
 FAILURE = Shape("Why.", {"code": {"enum": RUN_FAILED_CODES}, "message": MESSAGE}).schema()
+FILE = {"id": integer(minimum=1), "name": string(), "content_type": string(), "size": integer()}
+FILES = typed("array", "The person's files (c/<id>/files/<id>/).", items=Shape("", FILE).schema())
 APPROVAL_MESSAGE = string(
     "What the model reads as the tool's output when the call is rejected.",
     maxLength=APPROVAL_MESSAGE_MAX_LENGTH,
@@ -110,7 +113,7 @@ ITEM_KINDS: dict[str, Shape] = {
     "message": Shape(
         "A message. Insert text with textContent; html is safe for innerHTML.",
         {"role": {"enum": ROLES}, "text": string()},
-        {"html": string("Sanitized HTML of the Markdown text."), "client_id": CLIENT_ID},
+        {"html": string("Sanitized HTML."), "client_id": CLIENT_ID, "files": FILES},
         _HTML_UNLESS_USER,
     ),
     "tool_call": Shape(
@@ -155,9 +158,10 @@ def _item(kind: str, shape: Shape, stored: bool) -> Schema:
 
 CLIENT_FRAMES: dict[str, Shape] = {
     "user_message": Shape(
-        "Starts a run with this text as the user's message.",
-        {"text": string("Not only whitespace.", pattern=r"\S")},
-        {"client_id": CLIENT_ID},
+        "Starts a run with this text (and files) as the user's message.",
+        {"text": string("Not only whitespace, unless files are given.")},
+        {"client_id": CLIENT_ID, "files": typed("array", items=integer(minimum=1))},
+        {"anyOf": [{"properties": {"text": {"pattern": r"\S"}}}, {"required": ["files"]}]},
     ),
     "cancel": Shape("Stops the active run (only this run, if given).", {}, {"run_id": string()}),
     "approval": Shape(
@@ -168,7 +172,7 @@ CLIENT_FRAMES: dict[str, Shape] = {
     "load_older": Shape("Asks for the items older than before.", {"before": ITEM_ID}),
 }
 
-RUN = {"run_id": RUN_ID, "seq": SEQ}
+RUN, LIVE_ITEM = {"run_id": RUN_ID, "seq": SEQ}, ref("live_item")
 PENDING_CALL = {
     "call_id": CALL_ID,
     "name": string("The tool's name."),
@@ -200,9 +204,7 @@ SERVER_FRAMES: dict[str, Shape] = {
         {"resumed": {"const": True}},
     ),
     "text.delta": Shape("More assistant text, in order.", {**RUN, "delta": string()}),
-    "item.completed": Shape(
-        "A completed item (the user's first).", {**RUN, "item": ref("live_item")}
-    ),
+    "item.completed": Shape("A completed item (the user's first).", {**RUN, "item": LIVE_ITEM}),
     "run.completed": Shape(
         "The run finished and its history is saved.",
         {**RUN, "final_output": FINAL_OUTPUT, "usage": USAGE, "reply_item_id": REPLY_ITEM_ID},
@@ -234,7 +236,7 @@ OTHER_DEFS: dict[str, Schema] = {
                 {
                     "run_id": RUN_ID,
                     "seq": integer("The last event these reflect.", minimum=0),
-                    "items": typed("array", "What the run completed.", items=ref("live_item")),
+                    "items": typed("array", "What the run completed.", items=LIVE_ITEM),
                     "text": string("What was streamed of the message being written."),
                 },
             ).schema(),

@@ -15,6 +15,7 @@ import socket
 import sqlite3
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.error
 import urllib.request
@@ -147,9 +148,8 @@ class UvicornServer(DaphneServer):
 def server_environment(database_url: str, **extra: str) -> dict[str, str]:
     """The example project's production-mode environment, on the test database."""
     env = {
-        key: value
+        key: value  # a developer's own settings must not leak into the servers under test
         for key, value in os.environ.items()
-        # A developer's own settings must not leak into the servers under test.
         if key not in {"OPENAI_API_KEY", "OPENAI_BASE_URL", "AGENT_MODEL", "REDIS_URL"}
         and not key.startswith("DJANGO_")
     }
@@ -157,6 +157,7 @@ def server_environment(database_url: str, **extra: str) -> dict[str, str]:
         DJANGO_SETTINGS_MODULE="example_project.settings",
         PYTHONPATH=str(REPO_ROOT),
         DATABASE_URL=database_url,
+        MEDIA_ROOT=str(Path(tempfile.gettempdir()) / f"das-media-{os.getpid()}"),  # not the repo
         DEBUG="0",
         SECRET_KEY="browser-tests-only",
         ALLOWED_HOSTS="127.0.0.1,localhost",

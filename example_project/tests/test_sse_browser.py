@@ -25,6 +25,10 @@ from example_project.tests.test_approvals_browser import (  # noqa: F401 - run o
     chat_page,
     test_approve_and_reject_a_tool_call,
 )
+from example_project.tests.test_attachments_browser import (  # noqa: F401 - run over SSE
+    test_files_are_attached_sent_described_and_shown_after_a_reload,
+)
+from example_project.tests.test_chat_ui_browser import new_page  # noqa: F401 - its fixture
 from example_project.tests.test_e2e_browser import (  # noqa: F401 - run over SSE
     context,
     last_assistant_text,

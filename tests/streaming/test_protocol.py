@@ -75,7 +75,7 @@ def test_the_schema_and_the_server_share_their_numbers_and_codes():
     assert approvals.MAX_MESSAGE_CHARS == protocol.APPROVAL_MESSAGE_MAX_LENGTH
     wing = Path(protocol.__file__).parent
     source = "".join((wing / name).read_text() for name in ("actions.py", "frames.py"))
-    used = set(re.findall(r'(?:BadFrame\(\s*|"code": )"(\w+)"', source))
+    used = set(re.findall(r'(?:BadFrame\(\s*|UploadRefused\(\s*|"code": )"(\w+)"', source))
     used |= {"busy"}  # frames.busy()
     assert used == set(protocol.ERROR_CODES)
 

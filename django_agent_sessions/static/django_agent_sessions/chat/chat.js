@@ -8,11 +8,13 @@
  * Plain ES modules served as static files, no build step, no inline script or style, so a
  * strict Content-Security-Policy works.
  */
+import { ConversationActions } from "./actions.js";
+import { Attachments } from "./attachments.js";
 import { Composer } from "./composer.js";
 import { Connection } from "./connection.js";
 import { Feedback } from "./feedback.js";
 import { Heading } from "./heading.js";
-import { post as postJson } from "./http.js";
+import { MessageFiles } from "./files.js";
 import { OlderItems } from "./older.js";
 import { Ratings } from "./ratings.js";
 import { Sidebar } from "./sidebar.js";
@@ -46,9 +48,16 @@ const ui = {
 };
 const emptyText = $("empty-transcript-text").textContent.trim();
 const feedback = new Feedback(ui.error, ui.announcer);
-const transcript = new Transcript(ui.transcript, strings, new Ratings(config, strings, feedback));
+const files = new MessageFiles(config.fileUrl, strings);
+const transcript = new Transcript(ui.transcript, strings, new Ratings(config, strings, feedback), files);
 const older = new OlderItems(ui.transcript, transcript, (frame) => connection.send(frame), strings);
-const heading = new Heading(ui, renameConversation, () => sidebar.refresh());
+const actions = new ConversationActions(config, strings, feedback, () => {
+  transcript.reset();
+  older.reset({ has_more: false, oldest_id: null });
+  transcript.showEmptyHint(emptyText);
+  ui.input.focus();
+});
+const heading = new Heading(ui, (title) => actions.rename(title), () => sidebar.refresh());
 const sidebar = new Sidebar(ui.list, ui.toggle, config, strings, (title) => {
   // The open conversation, as listed: stored, and titled.
   heading.showListed(title);
@@ -203,50 +212,25 @@ const connection =
     ? new SseConnection(config, callbacks)
     : new Connection(config.socketPath, callbacks);
 
-/* ---------- HTTP actions ---------- */
-
-async function post(url, fields) {
-  return postJson(url, fields, {
-    failed: (message) => showError(message || strings.actionFailed),
-    succeeded: hideError,
-  });
-}
-
-async function clearConversation() {
-  if (!window.confirm(strings.confirmClear)) return;
-  if (!(await post(config.clearUrl))) return;
-  transcript.reset();
-  older.reset({ has_more: false, oldest_id: null });
-  transcript.showEmptyHint(emptyText);
-  ui.input.focus();
-}
-
-async function renameConversation(title) {
-  const data = await post(config.renameUrl, { title: title });
-  return data ? data.title : null;
-}
-
-async function deleteConversation() {
-  if (!window.confirm(strings.confirmDelete)) return;
-  const data = await post(config.deleteUrl);
-  if (data) window.location.assign(data.next);
-}
-
-/* Regenerate: take the last turn back, then send its message again. */
+/* Regenerate: take the last turn back, then send its message (and files) again. */
 async function regenerate() {
   if (activeRun !== null) return;
+  const last = transcript.lastUserMessage();
   const data = await composer.takeBack();
   if (!data) return;
   transcript.dropLastTurn();
-  sendText(data.text);
+  sendText(data.text, (last && last.files) || []);
 }
 
 /* ---------- the composer ---------- */
 
-function sendText(text) {
-  if (!connection.send({ type: "user_message", text: text })) return false;
+/* Send a message: its text and files (as the wire shows them: {id, name, ...}). */
+function sendText(text, sentFiles) {
+  const frame = { type: "user_message", text: text };
+  if (sentFiles.length) frame.files = sentFiles.map((file) => file.id);
+  if (!connection.send(frame)) return false;
   hideError();
-  transcript.addPendingEcho(text);
+  transcript.addPendingEcho(text, sentFiles);
   transcript.refreshActions(false);
   return true;
 }
@@ -256,10 +240,14 @@ const composer = new Composer(ui, {
   isOpen: () => connection.isOpen,
   onBusy: () => showError(strings.busy),
   send: sendText,
-  takeBack: () => post(config.rewindUrl),
+  takeBack: () => actions.takeBack(),
+  onUploading: () => showError(strings.stillUploading),
   dropLastTurn: () => transcript.dropLastTurn(),
   changed: () => updateComposer(),
-});
+}, new Attachments(
+  { button: $("attach-button"), picker: $("attach-input"), list: $("attachment-list"), dropZone: ui.form, input: ui.input },
+  config, strings, feedback, () => updateComposer(),
+));
 
 function decide(callId, approve) {
   return connection.send({ type: "approval", call_id: callId, approve: approve });
@@ -272,11 +260,11 @@ function stopRun() {
 /* ---------- wiring ---------- */
 
 ui.stop.addEventListener("click", stopRun);
-ui.clear.addEventListener("click", clearConversation);
-ui.remove.addEventListener("click", deleteConversation);
+ui.clear.addEventListener("click", () => actions.clear());
+ui.remove.addEventListener("click", () => actions.remove());
 ui.transcript.addEventListener("transcript:regenerate", () => regenerate());
 ui.transcript.addEventListener("transcript:edit", (event) => {
-  composer.startEdit(event.detail.article.copyText);
+  composer.startEdit(event.detail.article.copyText, event.detail.article.files);
 });
 document.addEventListener("keydown", (event) => {
   if (event.key !== "Escape") return;

@@ -1,15 +1,17 @@
 /*
- * The message box: Enter sends, Shift+Enter starts a line, it grows with its text; and
- * editing the last message, which takes the last turn back (the rewind URL, the SDK's
- * pop_item pattern as one transaction) before the edited text is sent as a new turn.
+ * The message box: Enter sends, Shift+Enter starts a line, it grows with its text; its
+ * files (attachments.js) go with the text, once uploaded. Editing the last message takes
+ * the last turn back (the rewind URL, the SDK's pop_item pattern as one transaction)
+ * before the edited text is sent as a new turn, with the files the person kept.
  */
 
 export class Composer {
-  constructor(ui, page) {
+  constructor(ui, page, attachments) {
     this.ui = ui; // form, input, editingNote
-    // isBusy(), isOpen(), onBusy(), send(text) -> bool, takeBack() -> data or null,
-    // dropLastTurn(), changed() (the Send button's state may change)
+    // isBusy(), isOpen(), onBusy(), onUploading(), send(text, files) -> bool,
+    // takeBack() -> data or null, dropLastTurn(), changed() (the Send button may change)
     this.page = page;
+    this.attachments = attachments;
     this.editing = false; // the box holds an edited version of the last user message
     this.rewinding = false; // a turn is being taken back
     ui.form.addEventListener("submit", (event) => this.submit(event));
@@ -29,11 +31,12 @@ export class Composer {
     }
   }
 
-  startEdit(text) {
+  startEdit(text, files) {
     if (this.page.isBusy()) return;
     this.editing = true;
     this.ui.editingNote.hidden = false;
     this.ui.input.value = text;
+    this.attachments.reset(files);
     this.grow();
     this.ui.input.focus();
   }
@@ -42,15 +45,21 @@ export class Composer {
     this.editing = false;
     this.ui.editingNote.hidden = true;
     this.ui.input.value = "";
+    this.attachments.reset();
     this.grow();
   }
 
   async submit(event) {
     event.preventDefault();
     const text = this.ui.input.value.trim();
-    if (!text || this.rewinding) return;
+    const files = this.attachments.files();
+    if ((!text && !files.length) || this.rewinding) return;
     if (this.page.isBusy()) {
       this.page.onBusy();
+      return;
+    }
+    if (this.attachments.uploading()) {
+      this.page.onUploading();
       return;
     }
     if (!this.page.isOpen()) return;
@@ -60,7 +69,8 @@ export class Composer {
       this.editing = false;
       this.ui.editingNote.hidden = true;
     }
-    if (!this.page.send(text)) return;
+    if (!this.page.send(text, files)) return;
+    this.attachments.reset();
     this.ui.input.value = "";
     this.grow();
     this.ui.input.focus();

@@ -50,3 +50,8 @@ export function timestamp(value) {
   node.title = dateTimeFormat.format(valid);
   return node;
 }
+
+/* A translated text with its {placeholders} filled in (the translation may move them). */
+export function fill(template, values) {
+  return template.replace(/\{(\w+)\}/g, (found, key) => (key in values ? String(values[key]) : found));
+}

@@ -14,10 +14,11 @@ import { Approvals } from "./approvals.js";
 import { copyText, element, prettyJson, shorten, timestamp } from "./dom.js";
 
 export class Transcript {
-  constructor(container, strings, ratings) {
+  constructor(container, strings, ratings, files) {
     this.container = container;
     this.strings = strings;
     this.ratings = ratings; // thumbs up and down on stored replies (ratings.js)
+    this.files = files; // a user message's files (files.js)
     this.streaming = null; // {runId, article, textElement} of the reply being written
     this.pendingEcho = []; // our own messages, shown before the server confirmed them
     this.idle = true;
@@ -157,6 +158,7 @@ export class Transcript {
     switch (item.kind) {
       case "message": {
         const shown = this.message(item.role, item.text, item.html, item.created_at);
+        this.files.show(shown.article, item.files);
         if (item.status) {
           // A run note: the reply a stopped or failed run had streamed (not saved).
           shown.article.dataset.status = item.status;
@@ -239,8 +241,9 @@ export class Transcript {
 
   /* ---------- our own messages, shown at once, confirmed by the server's echo ---------- */
 
-  addPendingEcho(text) {
+  addPendingEcho(text, files) {
     const echo = this.message("user", text);
+    this.files.show(echo.article, files);
     echo.article.classList.add("is-pending");
     this.append(echo.article);
     this.pendingEcho.push({ text: text, article: echo.article });
