@@ -203,6 +203,8 @@ AGENT_SESSIONS = {
     "TRANSPORT": os.environ.get("CHAT_TRANSPORT") or None,
     # How long one event stream lasts before the browser reconnects (SSE only).
     "SSE_STREAM_SECONDS": _int_env("SSE_STREAM_SECONDS", 300) or 300,
+    # What people may attach: the library's limits, files of up to UPLOAD_MAX_MB each.
+    "ATTACHMENTS": {"MAX_UPLOAD_BYTES": (_int_env("UPLOAD_MAX_MB", 25) or 25) * 1024 * 1024},
 }
 
 # The files people give the chat (docs/attachments.md). Private: no MEDIA_URL serves them;

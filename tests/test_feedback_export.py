@@ -4,9 +4,15 @@ from __future__ import annotations
 
 import io
 import json
+import re
+from pathlib import Path
 
 import pytest
+from agents import Agent, Runner
+from agents.testing import ModelStep, ScriptedModel, assistant_message
+from asgiref.sync import sync_to_async
 from django.core.management import call_command
+from jsonschema import Draft202012Validator
 
 from django_agent_sessions.store import feedback
 from tests.feedback_helpers import a_replied_conversation
@@ -35,3 +41,31 @@ def test_one_line_per_rated_reply_filtered_by_rating_tag_and_date(tmp_path):
     target = tmp_path / "rated.jsonl"
     _export("--output", str(target))
     assert len(target.read_text().splitlines()) == 2
+
+
+def _documented_schema() -> dict[str, object]:
+    text = (Path(__file__).resolve().parents[1] / "docs" / "feedback.md").read_text()
+    (block,) = re.findall(r"^```json\n(.*?)^```$", text, re.S | re.M)
+    schema: dict[str, object] = json.loads(block)
+    return schema
+
+
+def test_each_line_validates_against_the_documented_schema():
+    rated = a_replied_conversation()
+    feedback.give(rated.owner, "c-rated", rated.reply_id, rating=-1, tags=["inaccurate"])
+    validator = Draft202012Validator(_documented_schema())
+    (line,) = _export()
+    assert [error.message for error in validator.iter_errors(line)] == []
+    assert [error.message for error in validator.iter_errors({**line, "rating": 0})]
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_a_lines_input_replays_the_turn_through_the_runner_unchanged():
+    rated = await sync_to_async(a_replied_conversation)()
+    await sync_to_async(feedback.give)(rated.owner, "c-rated", rated.reply_id, rating=1)
+    (line,) = await sync_to_async(_export)()
+    model = ScriptedModel([ModelStep(output=[assistant_message("84, again.")])])
+    result = await Runner.run(Agent(name="Replay", model=model), line["input"])
+    assert result.final_output == "84, again."
+    assert model.last_call is not None
+    assert model.last_call.input == line["input"]

@@ -146,8 +146,16 @@ def test_a_reply_is_rated_with_the_keyboard_and_stays_rated(
     bad = reply.get_by_role("button", name="Bad reply")
     assert bad.get_attribute("aria-pressed") == "false"  # run.completed gave its item id
     page.keyboard.press("Shift+Tab")  # from the message box back to the reply's last button
+    page.keyboard.press("Shift+Tab")
+    assert focused(page) == "Good reply"
+    page.keyboard.press("Enter")  # a thumb up, saved at once
+    page.wait_for_selector(f"{REPLY} .thumb.up[aria-pressed='true']")
+    assert [row[1] for row in query(chat_server.env, RATINGS, (session_id_of(page),))] == [1]
+    page.keyboard.press("Escape")  # no details this time
+    page.locator(".rating-form").wait_for(state="detached")
+    page.keyboard.press("Tab")
     assert focused(page) == "Bad reply"
-    page.keyboard.press("Enter")  # saved at once; the form for the details opens
+    page.keyboard.press("Enter")  # changed to down; the form for the details opens
     page.wait_for_selector(f"{REPLY} .thumb.down[aria-pressed='true']")
     assert page.evaluate("document.activeElement.name") == "comment"
     page.keyboard.type("The sum is right, the wording is not.")
@@ -246,7 +254,9 @@ def test_a_long_conversation_pages_in_as_you_scroll_up(chat_server, new_page):  
     # The button pages too (keyboard users), down to the very first message.
     while page.locator(".load-older").is_visible():
         count = page.locator('#transcript [data-kind="message"]').count()
-        page.locator(".load-older").click()
+        # A DOM click (what Enter does): scrolling up may be paging in meanwhile, which
+        # moves the button under a pointer; a click while a page loads does nothing.
+        page.locator(".load-older").evaluate("button => button.click()")
         page.wait_for_function(
             "n => document.querySelectorAll('#transcript [data-kind=\"message\"]').length > n",
             arg=count,

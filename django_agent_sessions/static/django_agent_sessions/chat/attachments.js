@@ -114,7 +114,7 @@ export class Attachments {
     const size = element("span", "attachment-size", formatSize(entry.size));
     const progress = element("progress", "attachment-progress");
     progress.max = 100;
-    progress.value = 0;
+    progress.setAttribute("value", "0");
     progress.setAttribute("aria-label", this.strings.uploading + " " + (entry.name || ""));
     const remove = element("button", "attachment-remove", "×");
     remove.type = "button";
@@ -134,7 +134,10 @@ export class Attachments {
     request.setRequestHeader("X-CSRFToken", csrfToken());
     request.responseType = "json";
     request.upload.addEventListener("progress", (event) => {
-      if (event.lengthComputable) entry.node.querySelector("progress").value = (100 * event.loaded) / event.total;
+      if (!event.lengthComputable) return;
+      // An attribute, not the property: themes and tests can observe it.
+      const percent = Math.round((100 * event.loaded) / event.total);
+      entry.node.querySelector("progress").setAttribute("value", String(percent));
     });
     request.addEventListener("load", () => {
       entry.request = null;
