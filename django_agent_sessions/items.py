@@ -201,6 +201,32 @@ def drop_orphan_outputs(items: list[Any]) -> list[Any]:
     ]
 
 
+# Tool calls answered by an item of their own (``<type>_output``); hosted tools' calls
+# (web search, file search, ...) are complete as they are.
+CALLS_WITH_OUTPUTS = frozenset(
+    {"function_call", "custom_tool_call", "computer_call", "local_shell_call", "shell_call",
+     "apply_patch_call"}
+)  # fmt: skip
+
+
+def drop_unanswered_calls(items: list[Any]) -> list[Any]:
+    """Remove the tool calls whose output is not among ``items``: a history cut after a
+    call, or a run waiting for an approval, would give the model a call without its
+    output, which the model API rejects."""
+    answered = {
+        item.get("call_id") for item in items if isinstance(item, Mapping) and is_call_output(item)
+    }
+    return [
+        item
+        for item in items
+        if not (
+            isinstance(item, Mapping)
+            and item.get("type") in CALLS_WITH_OUTPUTS
+            and item.get("call_id") not in answered
+        )
+    ]
+
+
 def _is_id(value: Any) -> TypeGuard[str]:
     return isinstance(value, str) and bool(value)
 

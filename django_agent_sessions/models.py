@@ -48,6 +48,20 @@ class AgentSession(models.Model):
     updated_at = models.DateTimeField(
         _("last activity"), default=timezone.now, db_index=True, editable=False
     )
+    # A branch (DjangoSession.fork) names the conversation it was copied from, and the
+    # item it was copied up to; the original lists its branches.
+    branched_from = models.ForeignKey(
+        "self",
+        verbose_name=_("branched from"),
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="branches",
+        editable=False,
+    )
+    branched_at_item_id = models.BigIntegerField(
+        _("branched at item"), null=True, blank=True, editable=False
+    )
 
     class Meta:
         verbose_name = _("conversation")

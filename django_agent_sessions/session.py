@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -18,7 +19,7 @@ from django_agent_sessions.conf import app_settings
 from django_agent_sessions.files import inline
 from django_agent_sessions.files import storage as file_storage
 from django_agent_sessions.models import AUTOMATIC_TITLE_CHARS, SESSION_ID_MAX_LENGTH, AgentSession
-from django_agent_sessions.store import compaction
+from django_agent_sessions.store import branches, compaction
 from django_agent_sessions.store import items as stored_items
 
 if TYPE_CHECKING:
@@ -157,6 +158,24 @@ class DjangoSession(SessionABC):
     async def clear_session(self, *, wrapper: RunContextWrapper[Any] | None = None) -> None:
         """Remove every item. The conversation (its owner and title) stays."""
         await bridge.run_to_completion(stored_items.clear, self._scope)
+
+    async def fork(self, new_session_id: str, *, up_to_item_id: int | None = None) -> DjangoSession:
+        """A new conversation ``new_session_id`` holding this one's items up to the
+        stored item ``up_to_item_id`` (every item: None), and its session.
+
+        The copy is exact (``get_items`` of the branch gives the same items as this
+        one's, files included) but for tool calls whose output it does not hold (a cut
+        after a call, a call waiting for an approval), which the model API would refuse.
+        The branch has the same owner, is titled after this conversation, and names it
+        (``AgentSession.branched_from``, ``branched_at_item_id``); its files are its own
+        copies. One transaction. Raises ``ValueError`` if ``new_session_id`` is taken,
+        ``LookupError`` if this conversation does not exist, ``SessionOwnershipError``
+        as every method does. Item ids are those of the chat's wire and the admin.
+        """
+        branch = copy.copy(self)
+        branch.session_id = _validated_session_id(new_session_id)
+        await bridge.run_to_completion(branches.fork, self._scope, branch.session_id, up_to_item_id)
+        return branch
 
     async def _atomic_replace_items(self, items: list[TResponseInputItem]) -> bool:
         """The SDK's hook for a manual ``run_compaction()``: replace the whole history.

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
-from django_agent_sessions.items import ItemView, describe, drop_orphan_outputs
+from django_agent_sessions.items import (
+    ItemView,
+    describe,
+    drop_orphan_outputs,
+    drop_unanswered_calls,
+)
 
 
 def test_messages_join_text_parts_exactly_and_mark_other_parts():
@@ -72,3 +77,13 @@ def test_a_window_without_orphans_comes_back_whole():
     output = {"type": "function_call_output", "call_id": "a"}
     items = [{"role": "user", "content": "hi"}, call, output]
     assert drop_orphan_outputs(items) == items
+
+
+def test_calls_without_their_output_are_dropped_and_hosted_calls_kept():
+    call = {"type": "function_call", "call_id": "a", "name": "f", "arguments": "{}"}
+    answered = {"type": "function_call", "call_id": "b", "name": "f", "arguments": "{}"}
+    output = {"type": "function_call_output", "call_id": "b", "output": "1"}
+    search = {"type": "web_search_call", "id": "ws", "status": "completed"}
+    question = {"role": "user", "content": "hi"}
+    kept = [question, answered, output, search]
+    assert drop_unanswered_calls([question, answered, call, output, search]) == kept

@@ -16,7 +16,7 @@ from django.http import FileResponse, Http404, HttpRequest, HttpResponse, Stream
 from django.template.response import TemplateResponse
 from django.urls import URLPattern, path, reverse
 from django.utils import timezone
-from django.utils.html import format_html
+from django.utils.html import format_html, format_html_join
 from django.utils.translation import gettext_lazy as _
 
 from django_agent_sessions import retention, transfer
@@ -36,6 +36,9 @@ else:  # ModelAdmin is generic only in django-stubs.
 CONFIRM_LIST_LIMIT = 50
 
 
+_CHANGE = "admin:django_agent_sessions_agentsession_change"
+
+
 @admin.register(AgentSession)
 class AgentSessionAdmin(_ModelAdmin):
     # "created" is on the change page: at 1280 px, beside the filters, the list has room
@@ -50,7 +53,10 @@ class AgentSessionAdmin(_ModelAdmin):
     # Facet counts are COUNTs over the whole table, one per filter choice.
     show_facets = admin.ShowFacets.NEVER
     paginator = EstimatedCountPaginator
-    fields = ("session_id", "owner", "title", "metadata", "item_count", "created_at", "updated_at")
+    fields = (
+        *("session_id", "owner", "title", "metadata", "item_count", "created_at", "updated_at"),
+        *("branched_from", "branched_at_item_id", "branch_links"),
+    )
     readonly_fields = fields
     actions = ("export_json", "clear_history")
     change_form_template = "admin/django_agent_sessions/agentsession/change_form.html"
@@ -82,6 +88,15 @@ class AgentSessionAdmin(_ModelAdmin):
     def has_clear_history_permission(self, request: HttpRequest) -> bool:
         opts = SessionItem._meta
         return request.user.has_perm(f"{opts.app_label}.delete_{opts.model_name}")
+
+    @admin.display(description=_("branches"))
+    def branch_links(self, conversation: AgentSession) -> str:
+        """The conversations branched from this one (``DjangoSession.fork``), linked."""
+        links = [
+            format_html('<a href="{}">{}</a>', reverse(_CHANGE, args=[branch.pk]), branch)
+            for branch in conversation.branches.only("pk", "title", "session_id")[:50]
+        ]
+        return format_html_join(", ", "{}", ((link,) for link in links)) or "-"
 
     # The transcript -----------------------------------------------------------------
 
@@ -208,7 +223,7 @@ class AgentSessionAdmin(_ModelAdmin):
     def _listing(self, shown: list[AgentSession], count: int) -> list[Any]:
         listing: list[Any] = []
         for conversation in shown:
-            url = reverse("admin:django_agent_sessions_agentsession_change", args=[conversation.pk])
+            url = reverse(_CHANGE, args=[conversation.pk])
             listing.append(
                 format_html('{}: <a href="{}">{}</a>', _("Conversation"), url, conversation)
             )

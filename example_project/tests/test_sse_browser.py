@@ -27,6 +27,7 @@ from example_project.tests.test_approvals_browser import (  # noqa: F401 - run o
 )
 from example_project.tests.test_attachments_browser import (  # noqa: F401 - run over SSE
     test_files_are_attached_sent_described_and_shown_after_a_reload,
+    test_what_cannot_be_sent_is_refused_with_a_reason,
 )
 from example_project.tests.test_chat_ui_browser import new_page  # noqa: F401 - its fixture
 from example_project.tests.test_e2e_browser import (  # noqa: F401 - run over SSE
@@ -40,7 +41,7 @@ from example_project.tests.test_e2e_browser import (  # noqa: F401 - run over SS
     wait_idle,
 )
 
-pytestmark = [pytest.mark.browser, pytest.mark.long(40)]
+pytestmark = [pytest.mark.browser, pytest.mark.long(60)]
 
 STREAM_SECONDS = 4
 

@@ -80,9 +80,10 @@ def test_change_page_reads_one_page_of_a_20000_item_conversation(viewer, django_
     last_page = change_page_queries(viewer, change_url(large) + "?page=200")
     # session, user, the user's and groups' permissions, the conversation joined to
     # its owner, one page of items.
-    # One more than the page of items: the stopped or failed runs shown among them.
-    assert len(small_queries) == len(last_page) == 7, "\n".join(small_queries)
-    with django_assert_num_queries(7):
+    # One more than the page of items: the stopped or failed runs shown among them; and
+    # the conversations branched from this one.
+    assert len(small_queries) == len(last_page) == 8, "\n".join(small_queries)
+    with django_assert_num_queries(8):
         viewer.get(change_url(large) + "?page=100")
     assert len(item_selects([{"sql": sql} for sql in last_page])) == 1
 
@@ -164,3 +165,18 @@ def test_a_messages_files_are_download_links_for_staff_who_may_view_it(
 
     client.force_login(staff("nobody"))  # staff without the view permission
     assert client.get(link).status_code == 403
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_branch_and_its_original_link_to_each_other(viewer):
+    source = DjangoSession("c-original")
+    async_to_sync(source.add_items)([{"role": "user", "content": "hello"}])
+    async_to_sync(source.fork)("c-branch")
+    original = AgentSession.objects.get(session_id="c-original")
+    branch = AgentSession.objects.get(session_id="c-branch")
+
+    assert (
+        f'<a href="{change_url(branch)}">hello (branch)</a>'
+        in viewer.get(change_url(original)).text
+    )
+    assert f'href="{change_url(original)}"' in viewer.get(change_url(branch)).text

@@ -1,0 +1,89 @@
+"""Branches: a new conversation holding a copy of another's history up to one item.
+
+``fork`` reads the source's items up to ``up_to_item_id`` whole (files included, as
+``get_items`` gives them), leaves out tool calls whose output is not in the copy (a cut
+after a call, a call waiting for approval), and writes them to the new conversation in
+one transaction: its row first (same owner, titled after the source, linked to it), then
+the items, each file stored again for the new conversation (a branch's files are its own:
+deleting either conversation never takes the other's). Item ids only grow, so the copy
+is the same whatever is written to the source meanwhile.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db import IntegrityError, transaction
+from django.utils.translation import gettext as _
+
+from django_agent_sessions import items, serialization
+from django_agent_sessions.conf import app_settings
+from django_agent_sessions.exceptions import SessionOwnershipError
+from django_agent_sessions.files import inline
+from django_agent_sessions.models import AgentSession, SessionItem
+from django_agent_sessions.store import attachments
+from django_agent_sessions.store import items as stored
+from django_agent_sessions.store.items import Scope
+
+
+class BranchExists(ValueError):
+    """The new conversation's id is taken."""
+
+
+def fork(source: Scope, new_session_id: str, up_to_item_id: int | None) -> int:
+    """Copy ``source``'s items with ids up to ``up_to_item_id`` (all: None) into a new
+    conversation ``new_session_id``; the number of items copied. Raises
+    ``SessionOwnershipError`` (not the owner's), ``LookupError`` (no such source),
+    ``BranchExists``."""
+    conversation = _source(source)
+    copied = items.drop_unanswered_calls(_items_of(conversation.pk, up_to_item_id, source.using))
+    # Every file as a file (as the chat stores a message's files), so that a branch shows
+    # the files its original showed.
+    batch, files = inline.split_batch(copied, 0)
+    encoded = serialization.encode_items(
+        batch, max_bytes=app_settings.MAX_ITEM_BYTES, max_depth=app_settings.MAX_ITEM_DEPTH
+    )
+    scope = Scope(new_session_id, conversation.owner_id, source.using)
+    try:
+        with transaction.atomic(using=source.using):
+            AgentSession.objects.using(source.using).create(
+                session_id=new_session_id,
+                owner_id=conversation.owner_id,
+                title=(_("%(title)s (branch)") % {"title": _title_of(conversation)})[:255],
+                branched_from=conversation,
+                branched_at_item_id=up_to_item_id,
+            )
+            if encoded:
+                with attachments.deleted_on_failure() as saved:
+                    stored._append_items(scope, encoded, "", shortcut=False, files=(files, saved))
+    except IntegrityError:
+        if AgentSession.objects.using(source.using).filter(session_id=new_session_id).exists():
+            raise BranchExists(f"A conversation {new_session_id!r} exists already.") from None
+        raise
+    return len(encoded)
+
+
+def _source(scope: Scope) -> AgentSession:
+    found: AgentSession | None = (
+        AgentSession.objects.using(scope.using)
+        .filter(session_id=scope.session_id)
+        .only("pk", "owner_id", "title", "session_id")
+        .first()
+    )
+    if found is None:
+        raise LookupError(f"No conversation {scope.session_id!r}.")
+    if scope.owner_id is not None and found.owner_id != scope.owner_id:
+        raise SessionOwnershipError("This conversation belongs to another user.")
+    return found
+
+
+def _items_of(conversation_pk: int, up_to_item_id: int | None, using: str) -> list[Any]:
+    rows = SessionItem.objects.using(using).filter(session_id=conversation_pk)
+    if up_to_item_id is not None:
+        rows = rows.filter(id__lte=up_to_item_id)
+    payloads = rows.order_by("id").values_list("payload", flat=True)
+    return serialization.decode_payloads(payloads.iterator())
+
+
+def _title_of(conversation: AgentSession) -> str:
+    return conversation.title or conversation.session_id
