@@ -14,6 +14,7 @@ from example_project.tests.servers import create_user, query
 from example_project.tests.test_chat_ui_browser import (  # noqa: F401 - fixtures
     REPLY,
     USER,
+    desktop_and_phone,
     docs_screenshot,
     new_page,
 )
@@ -66,16 +67,7 @@ def uploaded(page: Any, count: int) -> None:
     page.locator(".attachment.is-uploading").first.wait_for(state="detached")
 
 
-@pytest.mark.parametrize(
-    ("name", "options"),
-    [
-        ("chat-files", {"viewport": {"width": 1280, "height": 800}}),
-        (
-            "chat-files-phone-dark",
-            {"viewport": {"width": 390, "height": 844}, "is_mobile": True, "color_scheme": "dark"},
-        ),
-    ],
-)
+@desktop_and_phone("chat-files")
 def test_files_are_attached_sent_described_and_shown_after_a_reload(
     chat_server,
     chat_user,

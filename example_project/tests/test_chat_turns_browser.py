@@ -22,6 +22,7 @@ from example_project.tests.test_chat_ui_browser import (  # noqa: F401 - fixture
     CONFIRMED,
     REPLY,
     USER,
+    desktop_and_phone,
     docs_screenshot,
     new_page,
 )
@@ -121,16 +122,7 @@ def focused(page: Any) -> str:
     return str(page.evaluate("document.activeElement.getAttribute('aria-label') || ''"))
 
 
-@pytest.mark.parametrize(
-    ("name", "options"),
-    [
-        ("chat-rating", {"viewport": {"width": 1280, "height": 800}}),
-        (
-            "chat-rating-phone-dark",
-            {"viewport": {"width": 390, "height": 844}, "is_mobile": True, "color_scheme": "dark"},
-        ),
-    ],
-)
+@desktop_and_phone("chat-rating")
 def test_a_reply_is_rated_with_the_keyboard_and_stays_rated(
     chat_server,
     chat_user,

@@ -29,6 +29,14 @@ REPLY = '[data-kind="message"][data-role="assistant"]'
 CONFIRMED = f"{USER}:not(.is-pending)"
 
 
+def desktop_and_phone(name: str) -> Any:
+    """Run a test at desktop size, and on a phone in dark mode (``name``, ``options``)."""
+    phone = {"viewport": {"width": 390, "height": 844}, "is_mobile": True, "color_scheme": "dark"}
+    desktop = {"viewport": {"width": 1280, "height": 800}}
+    cases = [(name, desktop), (f"{name}-phone-dark", phone)]
+    return pytest.mark.parametrize(("name", "options"), cases)
+
+
 def docs_screenshot(page: Any, name: str) -> None:
     path = save_screenshot(page, name)
     if os.environ.get("SAVE_DOCS_SCREENSHOT") == "1":
