@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from django.urls import path
 
-from django_agent_sessions.chat import files, ratings, uploads, views
+from django_agent_sessions.chat import branching, files, ratings, uploads, views
 from django_agent_sessions.sse import views as sse
 
 app_name = "django_agent_sessions"
@@ -24,6 +24,7 @@ urlpatterns = [
     path("c/<str:session_id>/delete/", views.delete_conversation, name="delete"),
     path("c/<str:session_id>/clear/", views.clear_conversation, name="clear"),
     path("c/<str:session_id>/rewind/", views.rewind_conversation, name="rewind"),
+    path("c/<str:session_id>/branch/", branching.branch, name="branch"),
     path("c/<str:session_id>/events/", sse.events, name="events"),
     path("c/<str:session_id>/messages/", sse.messages, name="messages"),
     path("c/<str:session_id>/cancel/", sse.cancel, name="cancel"),

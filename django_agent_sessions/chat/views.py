@@ -71,6 +71,8 @@ def conversation(request: HttpRequest, session_id: str) -> HttpResponse:
         "transport": chat_transport(),
         "feedback_tags": json.dumps(feedback.allowed_tags()),  # the rating form's (ratings.js)
         "uploads": _upload_limits(),  # what the attach button takes (attachments.js)
+        # A branch (store.branches) names its original under its title.
+        "origin": owned.origin_of(session_id) if current is not None else None,
     }
     return render(request, "django_agent_sessions/chat.html", context)
 

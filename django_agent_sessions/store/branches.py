@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, router, transaction
 from django.utils.translation import gettext as _
 
 from django_agent_sessions import items, serialization
@@ -24,6 +24,7 @@ from django_agent_sessions.models import AgentSession, SessionItem
 from django_agent_sessions.store import attachments
 from django_agent_sessions.store import items as stored
 from django_agent_sessions.store.items import Scope
+from django_agent_sessions.store.owned import NotFound
 
 
 class BranchExists(ValueError):
@@ -87,3 +88,25 @@ def _items_of(conversation_pk: int, up_to_item_id: int | None, using: str) -> li
 
 def _title_of(conversation: AgentSession) -> str:
     return conversation.title or conversation.session_id
+
+
+def branch_before(owner_id: Any, session_id: str, new_session_id: str, item_id: int) -> str:
+    """The chat's "Branch from here" on a user message: a branch holding what came before
+    the message ``item_id``; the message's text (the page offers it to edit). Raises
+    ``owned.NotFound`` for a conversation that is not the owner's, ``LookupError`` when
+    that item is not one of its user messages."""
+    source = Scope(session_id, owner_id, router.db_for_write(AgentSession))
+    owned = AgentSession.objects.using(source.using).filter(session_id=session_id)
+    if owner_id is None or not owned.filter(owner_id=owner_id).exists():
+        raise NotFound(session_id)
+    row = (
+        SessionItem.objects.using(source.using)
+        .filter(pk=item_id, session__session_id=session_id, role="user")
+        .values_list("payload", flat=True)
+        .first()
+    )
+    decoded = serialization.decode_payloads([row]) if row is not None else []
+    if not decoded or not items.is_user_message(decoded[0]):
+        raise LookupError(f"Item {item_id!r} is not a message of the user here.")
+    fork(source, new_session_id, item_id - 1)
+    return items.typed_text(decoded[0])

@@ -41,6 +41,15 @@ def latest_of(user: Any) -> str | None:
     return found
 
 
+def origin_of(session_id: str) -> tuple[str, str] | None:
+    """The (session id, title) of the conversation this one was branched from, if any."""
+    rows = AgentSession.objects.filter(session_id=session_id, branched_from__isnull=False)
+    found: tuple[str, str] | None = rows.values_list(
+        "branched_from__session_id", "branched_from__title"
+    ).first()
+    return found
+
+
 def find(session_id: str) -> tuple[Any, str] | None:
     """The conversation's (owner id, title), or None if it does not exist."""
     rows = AgentSession.objects.filter(session_id=session_id).values_list("owner_id", "title")

@@ -11,8 +11,10 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
+from asgiref.sync import async_to_sync
 from django.utils import timezone
 
+from django_agent_sessions import DjangoSession
 from django_agent_sessions.models import AgentRun, AgentSession, SessionItem
 from django_agent_sessions.store import owned
 from tests.conftest import assistant_message, user_message
@@ -121,3 +123,12 @@ def test_a_later_turn_keeps_the_title_of_the_first() -> None:
     assert owned.take_back_turn("same", alice) == [user_message("Hello")]
     assert owned.find("same") == (alice.pk, "")
     assert owned.take_back_turn("same", alice) is None  # nothing left to take back
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_branch_names_its_origin():
+    alice = user("alice")
+    async_to_sync(DjangoSession("orig", owner=alice).add_items)([user_message("hi")])
+    async_to_sync(DjangoSession("orig", owner=alice).fork)("copy")
+    assert owned.origin_of("copy") == ("orig", "hi")
+    assert owned.origin_of("orig") is None

@@ -10,6 +10,7 @@
  */
 import { ConversationActions } from "./actions.js";
 import { Attachments } from "./attachments.js";
+import { branchFrom, takeDraft } from "./branches.js";
 import { Composer } from "./composer.js";
 import { Connection } from "./connection.js";
 import { Feedback } from "./feedback.js";
@@ -263,6 +264,9 @@ ui.stop.addEventListener("click", stopRun);
 ui.clear.addEventListener("click", () => actions.clear());
 ui.remove.addEventListener("click", () => actions.remove());
 ui.transcript.addEventListener("transcript:regenerate", () => regenerate());
+ui.transcript.addEventListener("transcript:branch", (event) => {
+  branchFrom(actions, config.branchUrl, event.detail.article);
+});
 ui.transcript.addEventListener("transcript:edit", (event) => {
   composer.startEdit(event.detail.article.copyText, event.detail.article.files);
 });
@@ -283,4 +287,6 @@ document.addEventListener("keydown", (event) => {
 window.addEventListener("online", () => connection.connect());
 updateComposer();
 connection.connect();
+const draft = takeDraft(config.sessionId);
+if (draft !== null) composer.startDraft(draft);
 ui.input.focus();

@@ -41,6 +41,12 @@ export class Composer {
     this.ui.input.focus();
   }
 
+  /* Offer `text` (a branch's message) to send again, or change first. */
+  startDraft(text) {
+    this.ui.input.value = text;
+    this.grow();
+  }
+
   cancelEdit() {
     this.editing = false;
     this.ui.editingNote.hidden = true;

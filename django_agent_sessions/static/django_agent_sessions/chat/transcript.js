@@ -11,7 +11,8 @@
  * reply carries data-status. Themes and tests rely on these attributes.
  */
 import { Approvals } from "./approvals.js";
-import { copyText, element, prettyJson, shorten, timestamp } from "./dom.js";
+import { element, prettyJson, shorten, timestamp } from "./dom.js";
+import { MessageActions } from "./message_actions.js";
 
 export class Transcript {
   constructor(container, strings, ratings, files) {
@@ -19,6 +20,7 @@ export class Transcript {
     this.strings = strings;
     this.ratings = ratings; // thumbs up and down on stored replies (ratings.js)
     this.files = files; // a user message's files (files.js)
+    this.buttons = new MessageActions(container, strings); // the buttons under a message
     this.streaming = null; // {runId, article, textElement} of the reply being written
     this.pendingEcho = []; // our own messages, shown before the server confirmed them
     this.idle = true;
@@ -82,7 +84,7 @@ export class Transcript {
     const textElement = element("div", "text");
     article.appendChild(textElement);
     this.setContent(article, textElement, text, html);
-    article.appendChild(this.actions(article, isUser));
+    article.appendChild(this.buttons.bar(article, isUser));
     return { article: article, textElement: textElement };
   }
 
@@ -92,55 +94,11 @@ export class Transcript {
       // Sanitized on the server (rendering.py); see the comment at the top.
       textElement.innerHTML = html;
       textElement.classList.add("markdown");
-      this.addCodeCopyButtons(textElement);
+      this.buttons.addCodeCopyButtons(textElement);
     } else {
       textElement.textContent = text || "";
       textElement.classList.remove("markdown");
     }
-  }
-
-  actions(article, isUser) {
-    const bar = element("div", "message-actions");
-    const copy = element("button", "action copy", this.strings.copy);
-    copy.type = "button";
-    copy.addEventListener("click", () => this.copyWithFeedback(copy, article.copyText));
-    bar.appendChild(copy);
-    const again = element("button", "action " + (isUser ? "edit" : "regenerate"),
-      isUser ? this.strings.edit : this.strings.regenerate);
-    again.type = "button";
-    again.hidden = true; // only the last turn's, and only while no run is active
-    again.addEventListener("click", () => {
-      const eventName = isUser ? "transcript:edit" : "transcript:regenerate";
-      this.container.dispatchEvent(new CustomEvent(eventName, { detail: { article: article } }));
-    });
-    bar.appendChild(again);
-    return bar;
-  }
-
-  addCodeCopyButtons(root) {
-    root.querySelectorAll("pre").forEach((pre) => {
-      const wrapper = element("div", "code-block");
-      pre.replaceWith(wrapper);
-      wrapper.appendChild(pre);
-      pre.tabIndex = 0; // it scrolls sideways: keyboard users must reach it too
-      const button = element("button", "action copy-code", this.strings.copyCode);
-      button.type = "button";
-      button.addEventListener("click", () => this.copyWithFeedback(button, pre.textContent));
-      wrapper.appendChild(button);
-    });
-  }
-
-  async copyWithFeedback(button, text) {
-    const label = button.textContent;
-    try {
-      await copyText(text);
-      button.textContent = this.strings.copied;
-    } catch (error) {
-      return;
-    }
-    window.setTimeout(() => {
-      button.textContent = label;
-    }, 1500);
   }
 
   /* ---------- other items ---------- */
@@ -159,6 +117,7 @@ export class Transcript {
       case "message": {
         const shown = this.message(item.role, item.text, item.html, item.created_at);
         this.files.show(shown.article, item.files);
+        if (item.role === "user" && !item.status) this.buttons.stored(shown.article, item.id);
         if (item.status) {
           // A run note: the reply a stopped or failed run had streamed (not saved).
           shown.article.dataset.status = item.status;
