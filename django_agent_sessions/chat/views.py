@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any, TypeVar
 
 from django.contrib.auth.decorators import login_required
@@ -22,6 +22,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.csrf import ensure_csrf_cookie
 from django.views.decorators.http import require_GET, require_POST
 
+from django_agent_sessions import items
 from django_agent_sessions.files import storage as file_storage
 from django_agent_sessions.models import SESSION_ID_MAX_LENGTH
 from django_agent_sessions.store import feedback, owned
@@ -152,7 +153,7 @@ def rewind_conversation(request: HttpRequest, session_id: str) -> JsonResponse:
         return _busy()
     if not taken:
         return JsonResponse({"error": _("There is no message to take back.")}, status=409)
-    return JsonResponse({"text": _message_text(taken[0]), "removed": len(taken)})
+    return JsonResponse({"text": items.typed_text(taken[0]), "removed": len(taken)})
 
 
 def _owned(action: Callable[[str, Any], _T], session_id: str, user: Any) -> _T:
@@ -163,18 +164,6 @@ def _owned(action: Callable[[str, Any], _T], session_id: str, user: Any) -> _T:
         return action(session_id, user)
     except owned.NotFound:
         raise Http404(_("No such conversation.")) from None
-
-
-def _message_text(item: Mapping[str, Any]) -> str:
-    content = item.get("content")
-    if isinstance(content, str):
-        return content
-    parts = [
-        part.get("text", "")
-        for part in content or []
-        if isinstance(part, Mapping) and isinstance(part.get("text"), str)
-    ]
-    return "".join(parts)
 
 
 def _busy() -> JsonResponse:
