@@ -99,6 +99,11 @@ DEFAULTS: dict[str, Any] = {
     "ATTACHMENTS": None,
     # The tags a person may put on a rating of a reply (feedback), in the order shown.
     "FEEDBACK_TAGS": ("inaccurate", "incomplete", "unhelpful", "unsafe", "too long"),
+    # Token budgets per user: a dict over usage.quotas.DEFAULTS (None: no budgets).
+    "QUOTAS": None,
+    # The price of a million tokens per model ({"model": {"input": ..., "cached_input":
+    # ..., "output": ...}}), for the usage page's costs (usage/prices.py). None by default.
+    "PRICES": None,
 }
 
 

@@ -19,6 +19,7 @@ from django.utils.translation import gettext_lazy as _
 from django_agent_sessions import serialization
 from django_agent_sessions.feedback.models import Feedback as Feedback  # its module: feedback/
 from django_agent_sessions.files.models import Attachment as Attachment  # its module: files/
+from django_agent_sessions.usage.models import RunModelUsage as RunModelUsage  # usage/
 
 SESSION_ID_MAX_LENGTH = 255
 #: An untitled conversation is titled by the start of its first user message, this long.
@@ -169,6 +170,12 @@ class AgentRun(models.Model):
     input_tokens = models.PositiveBigIntegerField(_("input tokens"), default=0)
     output_tokens = models.PositiveBigIntegerField(_("output tokens"), default=0)
     total_tokens = models.PositiveBigIntegerField(_("total tokens"), default=0)
+    cached_tokens = models.PositiveBigIntegerField(_("cached input tokens"), default=0)
+    reasoning_tokens = models.PositiveBigIntegerField(_("reasoning tokens"), default=0)
+    # The model of its first request ("" before it); every model's share: ``model_usage``.
+    model = models.CharField(_("model"), max_length=255, blank=True)
+    # The OpenTelemetry trace of the run (32 hex digits), when tracing is on.
+    trace_id = models.CharField(_("trace id"), max_length=32, blank=True)
     error = models.TextField(_("error"), blank=True)
     # While waiting for approvals: the SDK's own serialisation of the paused run
     # (``RunState.to_string()``), emptied when the run resumes or ends.
@@ -204,7 +211,12 @@ class AgentRun(models.Model):
                 name="agent_run_one_running_per_session",
             )
         ]
-        indexes = [models.Index(fields=["session", "-started_at"], name="agent_run_session_recent")]
+        indexes = [
+            models.Index(fields=["session", "-started_at"], name="agent_run_session_recent"),
+            # The usage page and budgets: runs of a period.
+            models.Index(fields=["started_at"], name="agent_run_started"),
+        ]
+        permissions = [("exempt_from_quotas", _("Can run agents past the token budgets"))]
 
     def __str__(self) -> str:
         return f"{self.agent_name or 'run'} {self.run_id} ({self.status})"

@@ -81,11 +81,8 @@ async def test_a_killed_workers_run_ends_as_worker_lost_for_every_watcher(live):
 
 
 async def test_the_sweep_ends_a_killed_workers_run_in_a_conversation_nobody_opens(live):  # noqa: F811
-    """Nobody watches: no worker sweeps it, ``manage.py agent_sessions_sweep`` does.
-
-    The sweep runs as the operator runs it, already going (``--every``) when the worker
-    dies, so the bound measured is the lease and one interval, not a Django process's start.
-    """
+    """Nobody watches: no worker sweeps it, ``manage.py agent_sessions_sweep`` does. It
+    runs as operators run it, already going (``--every``) when the worker dies."""
     sweep = subprocess.Popen(
         [sys.executable, "manage.py", "agent_sessions_sweep", "--every", "1"],
         cwd=REPO_ROOT,
@@ -99,7 +96,6 @@ async def test_the_sweep_ends_a_killed_workers_run_in_a_conversation_nobody_open
     reader.start()
     report = "Ended 1 run(s) whose worker died"
     try:
-        # Its first pass is the event that it is up.
         assert await wait_for(lambda: any("Ended" in line for line in output), 60), output
         conversation = new_id()
         socket = live.socket(0, conversation)
@@ -120,7 +116,6 @@ async def test_the_sweep_ends_a_killed_workers_run_in_a_conversation_nobody_open
     print(f"MEASURED the sweep ended the lost run {waited:.1f}s after SIGKILL")
     assert ended, "".join(output)
     assert run_status(live, run_id)[0] == "failed"
-    # The lease and one sweep interval; the same bound as for a watched run's lost worker.
     assert waited < LEASE * 1.25 + 1.0, waited  # the documented bound, and 1 s of load
     open_calls = live.query(
         "SELECT count(*) FROM django_agent_sessions_sessionitem i"

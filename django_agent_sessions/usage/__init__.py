@@ -1,0 +1,1 @@
+"""What runs spend: tokens by model on each run, prices, and token budgets (quotas)."""
