@@ -25,13 +25,14 @@ class AgentRunAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
         "run_id",
         "status",
         "agent_name",
+        "model",
         "conversation",
         "started_at",
         "duration",
         "total_tokens",
         "error_code",
     ]
-    list_filter = ["status", "error_code", "started_at"]
+    list_filter = ["status", "model", "error_code", "started_at"]
     search_fields = ["run_id", "session__session_id", "agent_name"]
     list_select_related = ["session"]
     date_hierarchy = "started_at"
@@ -41,12 +42,15 @@ class AgentRunAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
         "conversation",
         "status",
         "agent_name",
+        "model",
         "started_at",
         "finished_at",
         "duration",
         "requests",
         "input_tokens",
+        "cached_tokens",
         "output_tokens",
+        "reasoning_tokens",
         "total_tokens",
         "error_code",
         "error",
