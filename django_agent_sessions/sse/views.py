@@ -40,6 +40,7 @@ ERROR_STATUS = {
     "too_large": 413,
     "busy": 409,
     "rate_limited": 429,
+    "quota_exceeded": 429,
     "unknown_approval": 404,
     "unavailable": 503,
 }  # every other code (a malformed frame) is 400

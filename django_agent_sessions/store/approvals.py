@@ -36,6 +36,7 @@ from django_agent_sessions.store.hops import hop
 from django_agent_sessions.store.open_calls import REJECTION_OUTPUT, close_open_calls
 from django_agent_sessions.store.runs import NOT_RESUMED_CALL, lock_conversation, mark_last_item
 from django_agent_sessions.store.runs import database as _using
+from django_agent_sessions.store.usage import NOTHING, Spent, grown, write_spent
 
 MAX_MESSAGE_CHARS = 2000
 WAITING = AgentRun.Status.WAITING
@@ -99,6 +100,7 @@ def pause(
     calls: Sequence[RequestedCall],
     usage: dict[str, int],
     timeout: timedelta,
+    spent: Spent = NOTHING,
 ) -> datetime | None:
     """Park a running run on ``calls`` for ``timeout``; returns its expiry, or None if it
     is not running any more (it was taken over)."""
@@ -116,10 +118,11 @@ def pause(
             waited_at=Coalesce(F("waited_at"), now),
             approval_expires_at=expires,
             lease_expires_at=now,
-            **usage,
+            **grown(usage),
         )
         if not updated:
             return None
+        write_spent(run_pk, spent)
         ToolApproval.objects.bulk_create(
             [
                 ToolApproval(

@@ -34,6 +34,7 @@ from django_agent_sessions.models import AgentRun, SessionItem
 from django_agent_sessions.store import conversations
 from django_agent_sessions.store.hops import hop
 from django_agent_sessions.store.open_calls import close_open_calls
+from django_agent_sessions.store.usage import NOTHING, Spent, grown, usage_counts, write_spent
 
 logger = logging.getLogger(__name__)
 
@@ -166,13 +167,33 @@ def record(run_pk: int) -> AgentRun:
 
 
 @hop
-def renew_lease(run_pk: int, *, lease_seconds: float, seq: int = 0) -> bool:
+def note_trace(run_pk: int, trace_id: str) -> None:
+    """Store the id of the run's trace (OpenTelemetry's 32 hex digits; see ``telemetry``)."""
+    AgentRun.objects.filter(pk=run_pk).update(trace_id=trace_id[:32])
+
+
+@hop
+def trace_of(run_pk: int) -> tuple[str, datetime | None]:
+    """The run's trace id ("" if none) and when it first waited for approvals."""
+    found = AgentRun.objects.filter(pk=run_pk).values_list("trace_id", "waited_at").first()
+    return found if found is not None else ("", None)
+
+
+@hop
+def renew_lease(run_pk: int, *, lease_seconds: float, seq: int = 0, spent: Spent = NOTHING) -> bool:
     """Extend a running run's lease and note its last event's ``seq`` (numbering the end
-    of a run whose worker dies); False if it is no longer running (taken over)."""
+    of a run whose worker dies) and what it spent so far (kept if it dies); False if it
+    is no longer running (taken over)."""
     expires = timezone.now() + timedelta(seconds=lease_seconds)
     running = AgentRun.objects.filter(pk=run_pk).running()
-    updated = running.update(lease_expires_at=expires, event_seq=Greatest("event_seq", seq))
-    return bool(updated == 1)
+    fields = {"lease_expires_at": expires, "event_seq": Greatest("event_seq", seq)}
+    if not spent.by_model:  # one UPDATE: the usual renewal
+        return bool(running.update(**fields, **spent.run_fields()) == 1)
+    with transaction.atomic(using=database()):
+        if running.update(**fields, **spent.run_fields()) != 1:
+            return False
+        write_spent(run_pk, spent)
+    return True
 
 
 @hop(write=True)
@@ -181,6 +202,7 @@ def finish(
     *,
     status: str,
     usage: Usage,
+    spent: Spent = NOTHING,
     error: str = "",
     error_code: str = "",
     partial_text: str = "",
@@ -192,6 +214,7 @@ def finish(
     ``partial_text`` is the assistant text a stopped or failed run had streamed of a
     reply it never saved (history shows it with the run's status). ``outputs``: the
     tool outputs the run produced, by call id, for its calls left without a stored one.
+    ``spent``: each model's share since the run's last write.
     """
     now, using = timezone.now(), database()
     session_pk = conversations.conversation_of(run_pk)
@@ -206,10 +229,7 @@ def finish(
                 status=status,
                 finished_at=now,
                 lease_expires_at=now,
-                requests=usage.requests,
-                input_tokens=usage.input_tokens,
-                output_tokens=usage.output_tokens,
-                total_tokens=usage.total_tokens,
+                **grown(usage_counts(usage)),
                 error=error,
                 error_code=error_code[:32],
                 partial_text=serialization.column_text(partial_text, len(partial_text)),
@@ -218,6 +238,7 @@ def finish(
         if not updated:
             logger.warning("Run pk=%s was taken over before it finished as %s.", run_pk, status)
             return None
+        write_spent(run_pk, spent)
         stopped = status == str(AgentRun.Status.CANCELLED)
         text = open_call_text or (STOPPED_CALL if stopped else FAILED_CALL)
         _close_and_mark_last(session_pk, run_pk, using, text=text, outputs=outputs)

@@ -20,7 +20,16 @@ from django_agent_sessions import DjangoSession
 from django_agent_sessions.exceptions import SessionOwnershipError, UploadRefused
 from django_agent_sessions.store import runs as store_runs
 from django_agent_sessions.store import uploads
-from django_agent_sessions.streaming import drain, frames, lifecycle, ratelimit, runs, tasks
+from django_agent_sessions.streaming import (
+    drain,
+    frames,
+    lifecycle,
+    ratelimit,
+    runs,
+    spending,
+    tasks,
+)
+from django_agent_sessions.usage import quotas
 
 logger = logging.getLogger(__name__)
 
@@ -72,6 +81,7 @@ async def send_message(visitor: Participant, content: dict[str, Any]) -> None:
     try:
         # The agent first: a broken factory leaves no empty conversation behind.
         agent = await visitor.get_agent()
+        await _within_budget(visitor.user, agent, frame.client_id)  # before any model call
         # The files next: one that is not the visitor's leaves nothing behind either.
         attached = await _files(visitor, frame.files)
         started = None
@@ -97,6 +107,12 @@ async def send_message(visitor: Participant, content: dict[str, Any]) -> None:
         raise frames.BadFrame("unavailable", message, frame.client_id) from None
     if active is None:
         raise frames.busy(frame.client_id)
+
+
+async def _within_budget(user: Any, agent: Agent[Any], client_id: str) -> None:
+    standing = await quotas.standing(user, spending.model_name(agent))
+    if standing.exceeded:
+        raise frames.quota_exceeded(standing.resets_at, client_id)
 
 
 async def run_request(

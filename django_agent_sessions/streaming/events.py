@@ -26,12 +26,8 @@ from agents.stream_events import RawResponsesStreamEvent, RunItemStreamEvent, St
 
 from django_agent_sessions.conf import app_settings
 from django_agent_sessions.streaming.message import UserInput
-from django_agent_sessions.streaming.outcomes import (
-    WAITING,
-    Outcome,
-    settle,
-    terminal,
-)
+from django_agent_sessions.streaming.outcomes import WAITING, Outcome, settle, terminal
+from django_agent_sessions.streaming.spending import Spending
 from django_agent_sessions.streaming.wire import display_run_item, frame_size
 
 logger = logging.getLogger(__name__)
@@ -67,6 +63,7 @@ class StreamedRun:
         flush_seconds: float = 0.04,
         flush_bytes: int = 1024,
         max_bytes: int | None = None,
+        run_tokens: int | None = None,
         state: Any = None,
         first_seq: int = 0,
         client_id: str = "",
@@ -84,6 +81,7 @@ class StreamedRun:
         self.flush_bytes = flush_bytes
         self.max_bytes = max_bytes
         self.outcome = Outcome()
+        self.spending = Spending(run_config, ceiling=run_tokens)  # the run's RunHooks
         self._seq = first_seq
         self._sent_bytes = 0  # of every frame so far, as the socket gets them
         self._over_budget = False
@@ -127,22 +125,19 @@ class StreamedRun:
         return self._seq
 
     async def events(self) -> AsyncGenerator[dict[str, Any], None]:
-        if self.state is not None:
-            yield self._event("run.started", agent=self.agent.name, resumed=True)
-            # The context travels inside the restored state.
-            self._result = Runner.run_streamed(
-                self.agent, self.state, session=self.session, run_config=self.run_config
-            )
-        else:
-            yield self._event("run.started", agent=self.agent.name)
+        resumed = self.state is not None
+        started = {"resumed": True} if resumed else {}
+        yield self._event("run.started", agent=self.agent.name, **started)
+        if not resumed:
             yield self._item_event(self.message.shown(self.client_id))
-            self._result = Runner.run_streamed(
-                self.agent,
-                self.message.model_input(),
-                session=self.session,
-                context=self.context,
-                run_config=self.run_config,
-            )
+        self._result = Runner.run_streamed(
+            self.agent,
+            self.state if resumed else self.message.model_input(),
+            session=self.session,
+            context=None if resumed else self.context,  # a resumed one's is in its state
+            run_config=self.run_config,
+            hooks=self.spending,
+        )
         if self._cancel_requested:
             self._result.cancel(mode="immediate")
         queue: asyncio.Queue[StreamEvent | _End] = asyncio.Queue()
@@ -192,10 +187,10 @@ class StreamedRun:
                 return
             for wire in self._translate(event):
                 yield wire
-            if self._over_budget or not self._fits(0):
-                # Nothing past the budget is sent, not even pending text.
+            stop = self._stop_code()
+            if stop:
                 self.cancel()
-                self.outcome.error_code = "run_too_large"
+                self.outcome.error_code = stop
                 return
             if self._pending and (
                 len(self._pending.encode("utf-8", "replace")) >= self.flush_bytes
@@ -248,6 +243,13 @@ class StreamedRun:
         self._streamed[:] = [text] if text else []
         return text
 
+    def _stop_code(self) -> str:
+        """Why the run stops now: its frames reached ``max_bytes`` (none past it is sent,
+        pending text included) or its tokens passed ``run_tokens``; else ""."""
+        if self._over_budget or not self._fits(0):
+            return "run_too_large"
+        return "run_token_limit" if self.spending.over_ceiling else ""
+
     def _fits(self, next_frame_bytes: int) -> bool:
         """Whether the frames sent, the pending text's frame and one more of
         ``next_frame_bytes`` stay within ``max_bytes``."""
@@ -291,8 +293,7 @@ class StreamedRun:
     def _event(self, type_: str, **fields: Any) -> dict[str, Any]:
         self._seq += 1
         event = self._frame(type_, self._seq, **fields)
-        if self.max_bytes is not None:
-            self._sent_bytes += frame_size(event)
+        self._sent_bytes += frame_size(event) if self.max_bytes is not None else 0
         return event
 
     def _frame(self, type_: str, seq: int, **fields: Any) -> dict[str, Any]:

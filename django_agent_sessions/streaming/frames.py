@@ -5,9 +5,13 @@ values or raises ``BadFrame`` with the wire's error code. No I/O.
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass
+from datetime import datetime
+from datetime import timezone as dt_timezone
 from typing import Any
 
+from django.utils import formats, timezone
 from django.utils.translation import gettext as _
 
 from django_agent_sessions.files import storage
@@ -31,6 +35,24 @@ class BadFrame(Exception):
 
 def busy(client_id: str) -> BadFrame:
     return BadFrame("busy", _("A reply is still being written; wait or cancel it."), client_id)
+
+
+def quota_exceeded(resets_at: datetime | None, client_id: str) -> BadFrame:
+    """Refused for the person's token budget: when it refills, in words and as data."""
+    if resets_at is None:  # a budget of zero: never
+        return BadFrame(
+            "quota_exceeded", _("You have no token budget to send messages."), client_id
+        )
+    when = formats.date_format(timezone.localtime(resets_at), "DATETIME_FORMAT")
+    message = _("You have used your token budget. You can send messages again after %(when)s.")
+    seconds = max(0, math.ceil((resets_at - timezone.now()).total_seconds()))
+    return BadFrame(
+        "quota_exceeded",
+        message % {"when": when},
+        client_id,
+        resets_at=resets_at.astimezone(dt_timezone.utc).isoformat(),
+        retry_after=seconds,
+    )
 
 
 def error_frame(code: str, message: str, client_id: str = "", **fields: Any) -> dict[str, Any]:

@@ -104,6 +104,10 @@ def settle(
         outcome.status = FAILED
         outcome.error = f"The run streamed more than MAX_RUN_BYTES ({max_bytes})."
         outcome.message = _("The reply was too long and was stopped.")
+    elif outcome.error_code == "run_token_limit":
+        outcome.status = FAILED
+        outcome.error = "The run spent more tokens than QUOTAS['RUN_TOKENS']."
+        outcome.message = _("The reply used more tokens than one reply may, and was stopped.")
     elif error is not None:
         outcome.status = FAILED
         outcome.error_code, outcome.message = describe_error(error)

@@ -21,13 +21,12 @@ CLIENT_ID_MAX_LENGTH = 64
 CALL_ID_MAX_LENGTH = 255
 APPROVAL_MESSAGE_MAX_LENGTH = 2000
 ROLES = ["user", "assistant", "system", "developer"]
-RUN_FAILED_CODES = [
-    *("agent_error", "max_turns", "guardrail", "run_too_large", "worker_lost", "interrupted"),
-]
+RUN_FAILED_CODES = ["agent_error", "max_turns", "guardrail", "run_too_large", "worker_lost"]
+RUN_FAILED_CODES += ["interrupted", "run_token_limit"]
 ERROR_CODES = [
     *("invalid_json", "invalid_frame", "unknown_type", "empty_text", "invalid_text"),
     *("too_large", "busy", "rate_limited", "unavailable", "invalid_approval", "unknown_approval"),
-    *("too_many_files", "unknown_file"),
+    *("too_many_files", "unknown_file", "quota_exceeded"),
 ]
 APPROVAL_REASONS = ["expired", "cancelled"]
 TOKEN_COUNTS = ["requests", "input_tokens", "output_tokens", "total_tokens"]
@@ -88,6 +87,8 @@ CLIENT_ID = string(
     maxLength=CLIENT_ID_MAX_LENGTH,
 )
 TIMESTAMP = string("ISO 8601, UTC.", format="date-time")
+RETRY_AFTER = integer("Seconds to wait (rate_limited, quota_exceeded).", minimum=0)
+RESETS_AT = string("When the token budget refills (quota_exceeded).", format="date-time")
 JSON_TEXT = string("The JSON text the model wrote.")
 MESSAGE = string("Translated, human-readable text: show it as it is.")
 USAGE = Shape("Token usage.", {name: integer(minimum=0) for name in TOKEN_COUNTS}).schema()
@@ -223,7 +224,7 @@ SERVER_FRAMES: dict[str, Shape] = {
     "error": Shape(
         "A frame was refused; nothing was stored and the socket stays open.",
         {"code": {"enum": ERROR_CODES}, "message": MESSAGE},
-        {"client_id": CLIENT_ID, "retry_after": integer("Seconds (rate_limited).", minimum=0)},
+        {"client_id": CLIENT_ID, "retry_after": RETRY_AFTER, "resets_at": RESETS_AT},
     ),
 }
 

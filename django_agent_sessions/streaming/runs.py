@@ -277,11 +277,13 @@ class ActiveRun:
         lease = float(app_settings.RUN_LEASE_SECONDS)
         while True:
             await asyncio.sleep(lease / 3)
+            spent = self.streamed.spending.take()
             try:
                 still_ours = await store_runs.renew_lease(
-                    self.started.pk, lease_seconds=lease, seq=self.streamed.seq
+                    self.started.pk, lease_seconds=lease, seq=self.streamed.seq, spent=spent
                 )
             except Exception:
+                self.streamed.spending.give_back(spent)  # written with the next renewal
                 logger.exception("Could not renew the lease of run %s.", self.run_id)
                 continue
             if not still_ours:
