@@ -6,7 +6,8 @@ one page of items: lists use the denormalised ``item_count``; the transcript fet
 page of payloads; clearing and deleting run one ``DELETE`` for the items instead of
 Django's deletion collector, which would load every item first. Tool approvals are listed
 read-only: pending ones, and who decided the others and when; so are people's ratings of
-replies (feedback).
+replies (feedback). The usage page sums what runs spent per day, user or model, with a
+chart and a CSV export.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from django_agent_sessions.admin.conversations import AgentSessionAdmin
 from django_agent_sessions.admin.feedback import FeedbackAdmin
 from django_agent_sessions.admin.listing import EstimatedCountPaginator, OwnerFilter
 from django_agent_sessions.admin.runs import AgentRunAdmin
+from django_agent_sessions.admin.usage import UsageAdmin
 
 __all__ = [
     "AgentRunAdmin",
@@ -24,4 +26,5 @@ __all__ = [
     "FeedbackAdmin",
     "OwnerFilter",
     "ToolApprovalAdmin",
+    "UsageAdmin",
 ]
