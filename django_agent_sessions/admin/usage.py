@@ -134,8 +134,14 @@ class UsageAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
             report = usage_report.report(filters, group)
             days = report if group == "day" else usage_report.report(filters, "day")
             shown = table(report)
+            captions = {
+                "day": gettext("Usage per day"),
+                "user": gettext("Usage per user"),
+                "model": gettext("Usage per model"),
+            }
             context.update(
                 table=shown,
+                caption=captions[group],
                 # A user's or a model's row links to its days.
                 lines=[
                     (line, line.narrows and "?" + form.query(group="day", **dict([line.narrows])))
@@ -165,7 +171,13 @@ class UsageAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
     def _form(self, request: HttpRequest) -> UsageForm:
         if not self.has_view_permission(request):
             raise PermissionDenied
-        return UsageForm(data=request.GET)
+        # What is not given is the default's, shown in the form as it is used.
+        data = request.GET.copy()
+        default = Filters.default()
+        for name, value in (("start", default.start), ("end", default.end), ("group", "day")):
+            if not data.get(name):
+                data[name] = str(value)
+        return UsageForm(data=data)
 
     def _name(self, view: str) -> str:
         return f"{self.opts.app_label}_{self.opts.model_name}_{view}"
