@@ -104,6 +104,9 @@ DEFAULTS: dict[str, Any] = {
     # The price of a million tokens per model ({"model": {"input": ..., "cached_input":
     # ..., "output": ...}}), for the usage page's costs (usage/prices.py). None by default.
     "PRICES": None,
+    # OpenTelemetry traces and metrics (docs/operations.md): a dict over
+    # telemetry.settings.DEFAULTS (on, no message text in spans, no trace URL). None: those.
+    "TELEMETRY": None,
 }
 
 

@@ -14,7 +14,7 @@ from agents.memory.session_settings import (
 )
 from django.db import router
 
-from django_agent_sessions import bridge, serialization
+from django_agent_sessions import bridge, serialization, telemetry
 from django_agent_sessions.conf import app_settings
 from django_agent_sessions.files import inline
 from django_agent_sessions.files import storage as file_storage
@@ -111,7 +111,11 @@ class DjangoSession(SessionABC):
             The items; ``[]`` for a conversation that does not exist.
         """
         resolved = resolve_session_limit(limit, self.session_settings)
-        return await bridge.run(stored_items.read_items, self._scope, resolved)
+        traced = {"gen_ai.conversation.id": self.session_id}
+        with telemetry.span(telemetry.HISTORY_READ, traced) as span:
+            items = await bridge.run(stored_items.read_items, self._scope, resolved)
+            span.set_attribute("agent_sessions.items", len(items))
+        return items
 
     async def add_items(
         self,
@@ -141,9 +145,11 @@ class DjangoSession(SessionABC):
         if not encoded:
             return
         title = _title_from(encoded)
-        await bridge.run_to_completion(
-            stored_items.append_items, self._scope, encoded, title, files
-        )
+        traced = {"gen_ai.conversation.id": self.session_id, "agent_sessions.items": len(encoded)}
+        with telemetry.span(telemetry.HISTORY_SAVE, traced):
+            await bridge.run_to_completion(
+                stored_items.append_items, self._scope, encoded, title, files
+            )
 
     async def pop_item(
         self, *, wrapper: RunContextWrapper[Any] | None = None

@@ -30,6 +30,7 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
+from django_agent_sessions import telemetry
 from django_agent_sessions.streaming import layer
 from django_agent_sessions.streaming.ordering import Sequencer
 from django_agent_sessions.text import valid_unicode
@@ -69,12 +70,14 @@ def watch(conversation_pk: int, channel_name: str, deliver: Deliver) -> None:
     unwatch(channel_name)
     _watching.setdefault(conversation_pk, {})[channel_name] = deliver
     _watched_by[channel_name] = conversation_pk
+    telemetry.stream_opened()
 
 
 def unwatch(channel_name: str) -> None:
     conversation_pk = _watched_by.pop(channel_name, None)
     if conversation_pk is None:
         return
+    telemetry.stream_closed()
     sockets = _watching.get(conversation_pk, {})
     sockets.pop(channel_name, None)
     if not sockets:
@@ -88,6 +91,8 @@ def is_local(channel_name: str) -> bool:
 
 def deliver(conversation_pk: int, message: dict[str, Any]) -> None:
     """Hand ``message`` to every socket of this process watching the conversation."""
+    if telemetry.first_tokens and message["event"]["type"] == "text.delta":
+        telemetry.first_token(message["event"]["run_id"])
     for channel_name, deliver_to in list(_watching.get(conversation_pk, {}).items()):
         try:
             deliver_to(message)
@@ -124,8 +129,11 @@ async def broadcast(
     deliver(conversation_pk, {"type": "agent.event", "event": event})
     fields = layer_fields(followed=followed)
     try:
-        for _copy in range(copies):
-            await layer.publish(channel_layer, group, event, **fields)
+        # A span per message through the layer (the run's start, end and requests; every
+        # event while another worker follows it); none for this process's own sockets.
+        with telemetry.span(telemetry.PUBLISH, {"agent_sessions.event.type": event["type"]}):
+            for _copy in range(copies):
+                await layer.publish(channel_layer, group, event, **fields)
     except Exception:
         # The layer is down (a Redis restart): nothing stops for it. This process's
         # sockets have the event; other workers' recover what they missed (``watch``).

@@ -1,9 +1,9 @@
 """A run's task, from its start (or its resumption after approvals) to its pause or end.
 
 ``start`` records the run and starts its task; ``decide`` records a decision on a tool
-call and, when it was the run's last, resumes the run on this worker. When the task's
-stream is over, the run waits in the database (``_pause``) or ends through
-``lifecycle.end`` (``_finish``), its lease kept until the end is recorded.
+call and, when it was the run's last, resumes the run on this worker. The task runs in
+the run's span (``traced``); when its stream is over, the run waits in the database
+(``_pause``) or ends through ``lifecycle.end`` (``_finish``), its lease kept until then.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from django_agent_sessions.models import AgentRun
 from django_agent_sessions.retention import parse_duration
 from django_agent_sessions.store import approvals as store_approvals
 from django_agent_sessions.store import runs as store_runs
-from django_agent_sessions.streaming import fanout, lifecycle, paused
+from django_agent_sessions.streaming import fanout, lifecycle, paused, traced
 from django_agent_sessions.streaming.events import StreamedRun
 from django_agent_sessions.streaming.groups import group_name
 from django_agent_sessions.streaming.message import UserInput
@@ -27,7 +27,6 @@ from django_agent_sessions.streaming.outcomes import (
     CANCELLED,
     COMPLETED,
     FAILED,
-    WAITING,
     interrupted_end,
     usage_dict,
 )
@@ -192,6 +191,7 @@ def _streaming_limits() -> dict[str, Any]:
         "flush_seconds": app_settings.DELTA_FLUSH_SECONDS,
         "flush_bytes": app_settings.DELTA_FLUSH_BYTES,
         "max_bytes": app_settings.MAX_RUN_BYTES,
+        "run_config": traced.run_config(),
     }
 
 
@@ -204,18 +204,11 @@ async def _launch(active: ActiveRun, request: RunRequest, *, resumed: bool) -> N
         user=request.user,
         resumed=resumed,
     )
-    active.task = asyncio.create_task(_live(active))
+    active.task = asyncio.create_task(_live(active, request, resumed))
 
 
-async def _live(active: ActiveRun) -> None:
-    terminal: dict[str, Any] | None = None
-    try:
-        terminal = await active.stream()
-    finally:
-        if terminal is None and active.streamed.outcome.status == WAITING:
-            await _pause(active)
-        else:
-            await _finish(active, terminal)
+async def _live(active: ActiveRun, request: RunRequest, resumed: bool) -> None:
+    await traced.live(active, request, resumed=resumed, pause=_pause, finish=_finish)
 
 
 async def _pause(active: ActiveRun) -> None:
