@@ -1,9 +1,10 @@
 """The admin of run records: what each websocket run did. Read-only.
 
 A run record is written by the worker that ran it (or by the worker that found it lost):
-staff read status, agent, duration, token usage and the error, and follow the link to
-the conversation's transcript, where a stopped or failed run's unfinished reply is shown
-with its status. Nobody adds, edits or deletes runs here.
+staff read status, agent, duration, token usage and the error, follow the link to its
+trace (docs/operations.md) and the one to the conversation's transcript, where a stopped
+or failed run's unfinished reply is shown with its status. Nobody adds, edits or deletes
+runs here.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from django.utils.html import format_html
 from django.utils.translation import gettext_lazy as _
 
 from django_agent_sessions.models import AgentRun
+from django_agent_sessions.telemetry import settings as telemetry
 
 
 @admin.register(AgentRun)
@@ -33,7 +35,7 @@ class AgentRunAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
         "error_code",
     ]
     list_filter = ["status", "model", "error_code", "started_at"]
-    search_fields = ["run_id", "session__session_id", "agent_name"]
+    search_fields = ["run_id", "session__session_id", "agent_name", "trace_id"]
     list_select_related = ["session"]
     date_hierarchy = "started_at"
     ordering = ["-started_at"]
@@ -56,6 +58,7 @@ class AgentRunAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
         "error",
         "partial_text",
         "client_id",
+        "trace",
     )
     readonly_fields = fields
 
@@ -63,6 +66,14 @@ class AgentRunAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
     def conversation(self, run: AgentRun) -> str:
         url = reverse("admin:django_agent_sessions_agentsession_change", args=[run.session_id])
         return format_html('<a href="{}">{}</a>', url, run.session.session_id)
+
+    @admin.display(description=_("trace id"), ordering="trace_id")
+    def trace(self, run: AgentRun) -> str:
+        """The run's OpenTelemetry trace: a link when ``TELEMETRY["TRACE_URL"]`` is set."""
+        if not run.trace_id:
+            return str(self.get_empty_value_display())
+        url = telemetry.trace_url(run.trace_id)
+        return format_html('<a href="{}">{}</a>', url, run.trace_id) if url else run.trace_id
 
     @admin.display(description=_("duration"))
     def duration(self, run: AgentRun) -> str:
