@@ -13,13 +13,16 @@ from html.parser import HTMLParser
 from typing import Any
 
 import pytest
+from django.contrib.auth.models import User
+from django.db import connection
 from django.test import override_settings
+from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
 
 from django_agent_sessions.models import AgentRun
 from tests.admin.helpers import staff
-from tests.usage_helpers import PRICES, TOKENS, sample, sums
+from tests.usage_helpers import PRICES, TOKENS, local, run, sample, share, sums
 
 pytestmark = pytest.mark.django_db
 
@@ -249,3 +252,28 @@ def test_a_first_day_after_the_last_is_an_error(runs_viewer, data):
     assert 'id="usage-table"' not in body
     assert runs_viewer.get(CSV, {"start": "2026-02-02", "end": "2026-02-01"}).status_code == 400
     assert runs_viewer.get(PAGE, {"start": "not a date"}).status_code == 200
+
+
+def test_the_page_makes_as_many_queries_for_many_rows_as_for_few(runs_viewer, data):
+    def queries(group: str) -> int:
+        with CaptureQueriesContext(connection) as captured:
+            assert runs_viewer.get(PAGE, {"group": group}).status_code == 200
+        return len(captured)
+
+    few = {group: queries(group) for group in ("day", "user", "model")}
+    for n in range(8):
+        owner = User.objects.create_user(f"more-{n}")
+        day = timezone.localdate() - timedelta(days=n + 3)
+        run(owner, local(day), {f"model-{n}": share(1, 10, 10), "gpt-a": share(1, 5, 5)})
+    assert {group: queries(group) for group in ("day", "user", "model")} == few
+
+
+def test_names_are_escaped_in_the_table_and_the_chart(runs_viewer, data):
+    hostile = '<img src=x onerror="alert(1)">'
+    owner = User.objects.create_user("<b>mallory</b>")
+    run(owner, local(timezone.localdate()), {hostile: share(1, 10, 10)})
+    for group in ("user", "model"):
+        body = runs_viewer.get(PAGE, {"group": group}).content.decode()
+        assert hostile not in body
+        assert "<b>mallory</b>" not in body
+    assert "&lt;img src=x onerror=&quot;alert(1)&quot;&gt;" in body
