@@ -15,6 +15,7 @@ class AgentSessionsConfig(AppConfig):
         # streaming checks are imported here, while only one thread runs: importing the
         # SDK lazily from a check raced runserver's threads into an import deadlock.
         from django_agent_sessions import checks as app_checks
+        from django_agent_sessions.budgets import checks as budget_checks
         from django_agent_sessions.feedback import checks as feedback_checks
         from django_agent_sessions.files import checks as file_checks
         from django_agent_sessions.layers import checks as layer_checks
@@ -26,3 +27,4 @@ class AgentSessionsConfig(AppConfig):
         checks.register(feedback_checks.check_feedback_tags)
         checks.register(streaming_checks.check_streaming_settings)
         checks.register(layer_checks.check_stream_layer)
+        checks.register(budget_checks.check_budgets)

@@ -205,6 +205,12 @@ AGENT_SESSIONS = {
     "SSE_STREAM_SECONDS": _int_env("SSE_STREAM_SECONDS", 300) or 300,
     # What people may attach: the library's limits, files of up to UPLOAD_MAX_MB each.
     "ATTACHMENTS": {"MAX_UPLOAD_BYTES": (_int_env("UPLOAD_MAX_MB", 25) or 25) * 1024 * 1024},
+    # Token budgets (docs/operations.md): TOKENS_PER_DAY per person, shown under the box.
+    "QUOTAS": (
+        {"TOKENS_PER_DAY": _int_env("TOKENS_PER_DAY", 0), "SHOW_REMAINING": True}
+        if _int_env("TOKENS_PER_DAY", 0)
+        else None
+    ),
 }
 
 # The files people give the chat (docs/attachments.md). Private: no MEDIA_URL serves them;

@@ -23,6 +23,7 @@ from django.views.decorators.csrf import ensure_csrf_cookie
 from django.views.decorators.http import require_GET, require_POST
 
 from django_agent_sessions import items
+from django_agent_sessions.chat.budget import budget_of
 from django_agent_sessions.files import storage as file_storage
 from django_agent_sessions.models import SESSION_ID_MAX_LENGTH
 from django_agent_sessions.store import feedback, owned
@@ -74,6 +75,7 @@ def conversation(request: HttpRequest, session_id: str) -> HttpResponse:
         "uploads": _upload_limits(),  # what the attach button takes (attachments.js)
         # A branch (store.branches) names its original under its title.
         "origin": owned.origin_of(session_id) if current is not None else None,
+        "budget": budget_of(request.user),  # QUOTAS["SHOW_REMAINING"] (budget.js)
     }
     return render(request, "django_agent_sessions/chat.html", context)
 

@@ -17,6 +17,7 @@ from agents import Agent
 from django.utils.translation import gettext as _
 
 from django_agent_sessions import DjangoSession
+from django_agent_sessions.budgets import quotas
 from django_agent_sessions.exceptions import SessionOwnershipError, UploadRefused
 from django_agent_sessions.store import runs as store_runs
 from django_agent_sessions.store import uploads
@@ -29,7 +30,6 @@ from django_agent_sessions.streaming import (
     spending,
     tasks,
 )
-from django_agent_sessions.usage import quotas
 
 logger = logging.getLogger(__name__)
 

@@ -1,1 +1,1 @@
-"""What runs spend: tokens by model on each run, prices, and token budgets (quotas)."""
+"""What runs spend: tokens by model on each run (the model) and what tokens cost (prices)."""

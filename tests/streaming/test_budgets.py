@@ -9,7 +9,7 @@ from datetime import datetime
 import pytest
 from django.utils import timezone
 
-from django_agent_sessions.usage import quotas
+from django_agent_sessions.budgets import quotas
 from tests import chat_agent
 from tests.conversations import run_statuses
 from tests.scripted import streamed_reply

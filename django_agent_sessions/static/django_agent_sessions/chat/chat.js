@@ -11,6 +11,7 @@
 import { ConversationActions } from "./actions.js";
 import { Attachments } from "./attachments.js";
 import { branchFrom, takeDraft } from "./branches.js";
+import { Budget } from "./budget.js";
 import { Composer } from "./composer.js";
 import { Connection } from "./connection.js";
 import { Feedback } from "./feedback.js";
@@ -49,6 +50,7 @@ const ui = {
 };
 const emptyText = $("empty-transcript-text").textContent.trim();
 const feedback = new Feedback(ui.error, ui.announcer);
+const budget = new Budget($("budget"), strings);
 const files = new MessageFiles(config.fileUrl, strings);
 const transcript = new Transcript(ui.transcript, strings, new Ratings(config, strings, feedback), files);
 const older = new OlderItems(ui.transcript, transcript, (frame) => connection.send(frame), strings);
@@ -161,6 +163,7 @@ const handlers = {
   "run.completed"(frame) {
     transcript.finishReply();
     transcript.ratings.attachLast(ui.transcript, frame.reply_item_id);
+    budget.spend(frame.usage);
     setBusy(null);
     announce(strings.replied);
     sidebar.refresh();
@@ -184,6 +187,7 @@ const handlers = {
   },
   error(frame) {
     showError(frame.code === "busy" ? strings.busy : frame.message || strings.actionFailed);
+    if (frame.code === "quota_exceeded") budget.exhausted();
     // Over SSE, `for` names the request that failed: only a message takes its echo back.
     if (frame.for === "cancel") ui.stop.disabled = false;
     const echoed = !frame.for || frame.for === "user_message";

@@ -14,9 +14,9 @@ from django.contrib.auth.models import AnonymousUser, Permission
 from django.test import override_settings
 from django.utils import timezone
 
+from django_agent_sessions.budgets import quotas
 from django_agent_sessions.models import AgentRun, AgentSession
 from django_agent_sessions.store.usage import Spent, write_spent
-from django_agent_sessions.usage import quotas
 
 pytestmark = pytest.mark.django_db(transaction=True)
 PARIS = ZoneInfo("Europe/Paris")
@@ -75,7 +75,8 @@ async def test_a_spent_daily_budget_refuses_until_the_next_local_midnight(settin
     await sync_to_async(_spend)(ann, 600)
     await sync_to_async(_spend)(ann, 5000, days_ago=2)  # an earlier day's
     standing = await quotas.standing(ann, "small")
-    assert (standing.remaining, standing.exceeded, standing.resets_at) == (400, False, None)
+    day_ends = quotas.period("day", timezone.now())[1]
+    assert (standing.remaining, standing.exceeded, standing.resets_at) == (400, False, day_ends)
     await sync_to_async(_spend)(ann, 450)
     standing = await quotas.standing(ann, "small")
     assert standing.exceeded

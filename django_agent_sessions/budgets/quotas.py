@@ -59,8 +59,9 @@ class Budget:
 
 @dataclass(frozen=True)
 class Standing:
-    """Where a person stands: the fewest tokens left of any budget (None: no budget)
-    and when the budgets that are spent refill (the latest of them)."""
+    """Where a person stands: the fewest tokens left of any budget (None: no budget) and
+    when that budget refills; once budgets are spent, when the last of them refills
+    (None: a budget of nothing, which never does)."""
 
     remaining: int | None = None
     resets_at: datetime | None = None
@@ -118,11 +119,13 @@ async def standing(user: Any, model: str, now: datetime | None = None) -> Standi
     )
     spent |= spent_on_model
     left = {budget: budget.limit - spent[budget.name] for budget in (*every, *of_model)}
+    tightest = min(left, key=lambda budget: left[budget])
     exhausted = [budget for budget, tokens in left.items() if tokens <= 0]
+    if not exhausted:
+        return Standing(left[tightest], tightest.resets_at)
     if any(budget.limit <= 0 for budget in exhausted):  # a budget of nothing never refills
-        return Standing(min(left.values()), None)
-    refill = max((budget.resets_at for budget in exhausted), default=None)
-    return Standing(min(left.values()), refill)
+        return Standing(left[tightest], None)
+    return Standing(left[tightest], max(budget.resets_at for budget in exhausted))
 
 
 def _limits() -> dict[str, Any]:

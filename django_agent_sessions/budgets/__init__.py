@@ -1,0 +1,1 @@
+"""Token budgets (``QUOTAS``): checked before a run starts, against what runs spent."""
