@@ -14,22 +14,18 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from django_agent_sessions import signals
+from django_agent_sessions.budgets import quotas
 from django_agent_sessions.conf import app_settings
 from django_agent_sessions.models import AgentRun
 from django_agent_sessions.retention import parse_duration
 from django_agent_sessions.store import approvals as store_approvals
 from django_agent_sessions.store import runs as store_runs
-from django_agent_sessions.streaming import fanout, lifecycle, paused, traced
+from django_agent_sessions.store.usage import usage_counts
+from django_agent_sessions.streaming import fanout, lifecycle, outcomes, paused, traced
 from django_agent_sessions.streaming.events import StreamedRun
 from django_agent_sessions.streaming.groups import group_name
 from django_agent_sessions.streaming.message import UserInput
-from django_agent_sessions.streaming.outcomes import (
-    CANCELLED,
-    COMPLETED,
-    FAILED,
-    interrupted_end,
-    usage_dict,
-)
+from django_agent_sessions.streaming.outcomes import CANCELLED, COMPLETED, FAILED
 from django_agent_sessions.streaming.runs import ActiveRun, RunRequest
 
 logger = logging.getLogger(__name__)
@@ -192,6 +188,7 @@ def _streaming_limits() -> dict[str, Any]:
         "flush_bytes": app_settings.DELTA_FLUSH_BYTES,
         "max_bytes": app_settings.MAX_RUN_BYTES,
         "run_config": traced.run_config(),
+        "run_tokens": quotas.setting("RUN_TOKENS"),
     }
 
 
@@ -223,8 +220,9 @@ async def _pause(active: ActiveRun) -> None:
             state=outcome.state,
             seq=active.streamed.seq,
             calls=outcome.calls,
-            usage=usage_dict(outcome.usage),
+            usage=usage_counts(outcome.usage),
             timeout=parse_duration(app_settings.APPROVAL_TIMEOUT),
+            spent=active.streamed.spending.take(),
         )
     except Exception:
         logger.exception("Could not store run %s while it waits.", active.run_id)
@@ -248,7 +246,7 @@ async def _finish(active: ActiveRun, terminal: dict[str, Any] | None) -> None:
     streamed, outcome = active.streamed, active.streamed.outcome
     if active.interrupted:  # its worker stopped it (``drain``): the end it made is replaced
         seq = streamed.seq + 1 if terminal is None else int(terminal["seq"])
-        terminal = interrupted_end(outcome, active.run_id, seq)
+        terminal = outcomes.interrupted_end(outcome, active.run_id, seq)
     elif terminal is None:
         # Publishing failed (error set), the pause could not be stored, or this task was
         # cancelled (e.g. at worker shutdown): the run stopped before its own end.
@@ -258,15 +256,18 @@ async def _finish(active: ActiveRun, terminal: dict[str, Any] | None) -> None:
         active.session_pk,
         terminal,
         active.user,
-        usage_dict(outcome.usage),
+        outcomes.usage_dict(outcome.usage),
         followed=active.followed,
     )
+
+    spent = streamed.spending.take()  # once: each try of the record writes all of it
 
     async def record() -> AgentRun | None:
         return await store_runs.finish(
             active.started.pk,
             status=outcome.status,
             usage=outcome.usage,
+            spent=spent,
             error=outcome.error,
             error_code=terminal.get("error", {}).get("code", ""),
             # What the sockets were shown of a reply that was never saved: history
