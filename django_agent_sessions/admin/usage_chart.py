@@ -26,7 +26,8 @@ PLOT_WIDTH, PLOT_HEIGHT = WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM
 # Tableau 10: distinct, and readable on the admin's light and dark backgrounds.
 PALETTE = ("#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b07aa1", "#ff9da7")
 OTHER_COLOUR = "#9c9c9c"
-TICKS = 4
+#: How many steps up the axis may have.
+TICKS = (3, 4, 5)
 MAX_DAY_LABELS = 8
 
 
@@ -34,7 +35,7 @@ def chart(days: Report) -> SafeString:
     """The figure for ``days`` (a report grouped by day): the SVG and its legend."""
     bars = [row for row in days.rows if row.usage.total_tokens > 0]
     colours = _colours(bars)
-    top = _nice_ceiling(max((row.usage.total_tokens for row in bars), default=0))
+    step, top = _scale(max((row.usage.total_tokens for row in bars), default=0))
     span = (days.filters.end - days.filters.start).days + 1
     slot = PLOT_WIDTH / span
     title = _("Tokens per day")
@@ -57,7 +58,7 @@ def chart(days: Report) -> SafeString:
         desc,
         _join(
             [
-                _grid(top),
+                _grid(step, top),
                 _day_labels(days.filters.start, span, slot),
                 *(_bar(row, days.filters.start, slot, top, colours) for row in bars),
             ]
@@ -95,25 +96,37 @@ def _legend(colours: dict[str, str]) -> list[tuple[str, str]]:
     return named
 
 
-def _nice_ceiling(value: int) -> int:
-    """The smallest of 1, 2, 2.5, 5 times a power of ten that is at least ``value``."""
-    if value <= 0:
-        return 1
+def _scale(most: int) -> tuple[int, int]:
+    """The axis's step, a round number of tokens, and its top, the first multiple of the
+    step at or above ``most``: of three to five steps, the lowest top (then fewest steps)."""
+    scales = []
+    for steps in TICKS:
+        step = _nice_ceiling(max(most / steps, 1))
+        top = max(math.ceil(most / step), 1) * step
+        scales.append((top, top // step, step))
+    # Fewer than three steps say little; more than five crowd the labels.
+    top, _steps, step = min(scales, key=lambda scale: (scale[0], scale[1] < 3, scale[1]))
+    return step, top
+
+
+def _nice_ceiling(value: float) -> int:
+    """The smallest whole 1, 2, 2.5 or 5 times a power of ten at least ``value`` (>= 1)."""
     power: int = 10 ** math.floor(math.log10(value))
-    for step in (1, 2, 2.5, 5, 10):
-        if step * power >= value:
-            return max(int(step * power), 1)
-    return 10 * power  # pragma: no cover - the loop's 10 always answers
+    for factor in (1, 2, 2.5, 5):
+        nice = factor * power
+        if nice >= value and nice == int(nice):
+            return int(nice)
+    return 10 * power
 
 
 def _y(tokens: float, top: int) -> float:
     return TOP + PLOT_HEIGHT - tokens / top * PLOT_HEIGHT
 
 
-def _grid(top: int) -> SafeString:
+def _grid(step: int, top: int) -> SafeString:
     lines = []
-    for n in range(TICKS + 1):
-        value = top * n / TICKS
+    for n in range(top // step + 1):
+        value = n * step
         y = round(_y(value, top), 2)
         lines.append(
             format_html(
