@@ -11,7 +11,6 @@ id is stored on the run record (the admin links it); the part after an approval 
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
@@ -102,10 +101,7 @@ async def traced(facts: RunFacts) -> AsyncIterator[RunTrace]:
         "agent_sessions.run.resumed": facts.resumed,
     }
     with otel.root_span(name, facts.attributes(), trace_id=trace_id, run_id=facts.run_id) as span:
-        noted = None
-        if not trace_id and (trace_id := otel.trace_id_of(span)):
-            # Beside the run, not before it: the history read does not wait for it.
-            noted = asyncio.create_task(store_runs.note_trace(facts.run_pk, trace_id))
+        new_trace = "" if trace_id else otel.trace_id_of(span)
         meters.runs_started.add(1, counted)
         meters.runs_active.add(1)
         telemetry.first_tokens[facts.run_id] = (otel.now(), span)
@@ -114,8 +110,8 @@ async def traced(facts: RunFacts) -> AsyncIterator[RunTrace]:
         finally:
             telemetry.first_tokens.pop(facts.run_id, None)
             meters.runs_active.add(-1)
-            if noted is not None:
-                await _settled(noted, facts.run_id)
+            if new_trace:
+                await _note(facts, new_trace)
 
 
 async def _after_wait(facts: RunFacts) -> str:
@@ -136,11 +132,14 @@ async def _after_wait(facts: RunFacts) -> str:
     return trace_id
 
 
-async def _settled(noted: asyncio.Task[None], run_id: str) -> None:
+async def _note(facts: RunFacts, trace_id: str) -> None:
+    """Store the run's trace id once its end (or pause) is recorded and published: an
+    extra write at its start would queue before the history reads of the runs starting
+    with it (one sync thread, one SQLite writer) and delay their first tokens."""
     try:
-        await noted
+        await store_runs.note_trace(facts.run_pk, trace_id)
     except Exception:
-        logger.exception("Could not store the trace id of run %s.", run_id)
+        logger.exception("Could not store the trace id of run %s.", facts.run_id)
 
 
 def run_config() -> RunConfig | None:
