@@ -161,3 +161,16 @@ def test_attachments_benchmark_runs(start: Start, tmp_path: Path) -> None:
     assert (result["images"], result["items"]) == (10, 200), output[-3000:]
     assert min(result["images_median_ms"], result["plain_median_ms"]) > 0, result
     assert "target <= 1.2" in output
+
+
+def test_tracing_benchmark_runs(start: Start, tmp_path: Path) -> None:
+    db = os.environ.get("AGENT_SESSIONS_TEST_DB", "sqlite")
+    output = _finish(start("benchmarks.tracing", tmp_path, "--db", db))
+    result = json.loads((tmp_path / f"tracing-{db}-latest.json").read_text())
+    assert {r["mode"] for r in result["results"]} == {"tracing off", "tracing on"}, output[-3000:]
+    [traced] = [r for r in result["results"] if r["mode"] == "tracing on" and "round" in r]
+    [stored] = [r["traced_runs"] for r in result["results"] if "traced_runs" in r]
+    assert stored >= traced["completed"] > 0, (stored, traced)  # its spans were recorded
+    [verdict] = result["targets"]
+    assert verdict["ratio"] > 0, verdict  # speed is a result, not this test's check
+    assert "Tracing overhead" in output

@@ -31,6 +31,8 @@ class SpanLike(Protocol):
 
     def add_event(self, name: str, attributes: Any = None) -> Any: ...
 
+    def set_attributes(self, attributes: Any) -> Any: ...
+
     def is_recording(self) -> bool: ...
 
 
@@ -44,6 +46,9 @@ class _NoSpan:
         return None
 
     def set_attribute(self, key: str, value: Any) -> None:
+        return None
+
+    def set_attributes(self, attributes: Any) -> None:
         return None
 
     def add_event(self, name: str, attributes: Any = None) -> None:
@@ -74,8 +79,9 @@ def active() -> bool:
 def span(
     name: str, attributes: Mapping[str, Any] | None = None
 ) -> AbstractContextManager[SpanLike]:
-    """A child span of the current one, for the block (``NO_SPAN`` when off)."""
-    if otel is None or not settings.enabled():
+    """A child span of the current one, for the block (``NO_SPAN`` when off, or when no
+    tracer provider is set: the API's span would record nothing either)."""
+    if otel is None or not settings.enabled() or not otel.tracing():
         return NO_SPAN
     managed: AbstractContextManager[SpanLike] = otel.span(name, attributes)
     return managed

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import AsyncIterator, Mapping
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, nullcontext
 from dataclasses import dataclass
 from typing import Any
 
@@ -52,9 +52,10 @@ class RunFacts:
 class RunTrace:
     """What a run's task tells its span and the metrics as it goes."""
 
-    def __init__(self, facts: RunFacts, span: Any) -> None:
+    def __init__(self, facts: RunFacts, span: Any, *, metered: bool = True) -> None:
         self.facts = facts
         self.span = span
+        self.metered = metered  # False: telemetry is off, nothing is measured
 
     def waiting(self, calls: int) -> None:
         """The run pauses for approvals: its span ends with it."""
@@ -64,17 +65,21 @@ class RunTrace:
         """The task is over (``final``: the run too; else it waits). Tokens are counted
         at the run's end only: a resumed run's usage includes what it spent before."""
         span, otel = self.span, telemetry.otel
-        span.set_attribute("agent_sessions.run.status", status)
-        if error_code:
-            span.set_attribute("agent_sessions.run.error_code", error_code)
-            if otel is not None:
-                otel.set_error(span, error_code)
-        span.set_attribute("agent_sessions.usage.requests", usage.requests)
-        span.set_attribute("gen_ai.usage.input_tokens", usage.input_tokens)
-        span.set_attribute("gen_ai.usage.output_tokens", usage.output_tokens)
-        span.set_attribute("agent_sessions.usage.total_tokens", usage.total_tokens)
-        if otel is None:
+        if otel is None or not self.metered:
             return
+        if span.is_recording():
+            span.set_attributes(
+                {
+                    "agent_sessions.run.status": status,
+                    "agent_sessions.usage.requests": usage.requests,
+                    "gen_ai.usage.input_tokens": usage.input_tokens,
+                    "gen_ai.usage.output_tokens": usage.output_tokens,
+                    "agent_sessions.usage.total_tokens": usage.total_tokens,
+                }
+            )
+            if error_code:
+                span.set_attribute("agent_sessions.run.error_code", error_code)
+                otel.set_error(span, error_code)
         meters = otel.instruments()
         ended = {"gen_ai.agent.name": self.facts.agent_name, "agent_sessions.run.status": status}
         meters.runs_ended.add(1, {**ended, "agent_sessions.run.error_code": error_code})
@@ -89,10 +94,10 @@ async def traced(facts: RunFacts) -> AsyncIterator[RunTrace]:
     """The run's span and metrics for the block, which is the rest of the run's task."""
     otel = telemetry.otel
     if otel is None or not settings.enabled():
-        yield RunTrace(facts, telemetry.NO_SPAN)
+        yield RunTrace(facts, telemetry.NO_SPAN, metered=False)
         return
-    trace_id = ""
-    if facts.resumed and otel.tracing():
+    tracing, trace_id = otel.tracing(), ""
+    if facts.resumed and tracing:
         trace_id = await _after_wait(facts)
     name = RESUME_SPAN if trace_id else RUN_SPAN
     meters = otel.instruments()
@@ -100,8 +105,13 @@ async def traced(facts: RunFacts) -> AsyncIterator[RunTrace]:
         "gen_ai.agent.name": facts.agent_name,
         "agent_sessions.run.resumed": facts.resumed,
     }
-    with otel.root_span(name, facts.attributes(), trace_id=trace_id, run_id=facts.run_id) as span:
-        new_trace = "" if trace_id else otel.trace_id_of(span)
+    spanned = (
+        otel.root_span(name, facts.attributes(), trace_id=trace_id, run_id=facts.run_id)
+        if tracing
+        else nullcontext(telemetry.NO_SPAN)  # only metrics, if a meter provider is set
+    )
+    with spanned as span:
+        new_trace = "" if trace_id or not tracing else otel.trace_id_of(span)
         meters.runs_started.add(1, counted)
         meters.runs_active.add(1)
         telemetry.first_tokens[facts.run_id] = (otel.now(), span)

@@ -69,3 +69,13 @@ def test_open_streams_follow_the_tabs_of_this_worker(otel: Telemetry) -> None:
     fanout.unwatch("tab-b")  # gone already: nothing counted
     [streams] = otel.points("agent_sessions.streams.open")
     assert streams.value == 0
+
+
+async def test_enabled_false_measures_and_traces_nothing(
+    otel: Telemetry, conversation: Conversation, settings: Any
+) -> None:
+    settings.AGENT_SESSIONS = {**settings.AGENT_SESSIONS, "TELEMETRY": {"ENABLED": False}}
+    await run(conversation, Agent(name="Quiet", model=ScriptedModel([streamed_reply("Hi.")])))
+    assert otel.finished() == []
+    for name in ("runs.started", "runs.ended", "tokens"):
+        assert otel.points(f"agent_sessions.{name}") == []
