@@ -10,6 +10,7 @@ Django's deletion collector would load every item (with its payload) first.
 from __future__ import annotations
 
 from collections.abc import Sequence
+import dataclasses
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -99,6 +100,9 @@ def find_conversation(session_id: str, *, owner_id: Any) -> OpenedConversation |
     return OpenedConversation(pk=conversation.pk, session_id=session_id)
 
 
+_CONSISTENT_TRIES = 3  # reads of a history while runs start or end
+
+
 def read_history(
     conversation_pk: int,
     *,
@@ -114,7 +118,27 @@ def read_history(
     frame is bounded whatever the conversation holds. ``before_id`` pages back: only
     items older than that id. ``up_to_item_id`` leaves out items saved by a run whose
     progress the caller already has from the run itself (see ``runs.py``).
+
+    Items and runs are separate queries: a run that started or ended between them would
+    show its end without its reply (and the tab drop the end as shown). So the newest run
+    is read before and after, and the read made again if it changed (runs outlast reads).
     """
+    for _ in range(_CONSISTENT_TRIES):
+        before = _newest_run(conversation_pk)
+        history = _read(conversation_pk, up_to_item_id, limit, max_chars, before_id)
+        if _newest_run(conversation_pk) == before:
+            break
+    live = before[0] if before is not None and before[2] else None
+    return dataclasses.replace(history, active_run_id=live)
+
+
+def _read(
+    conversation_pk: int,
+    up_to_item_id: int | None,
+    limit: int | None,
+    max_chars: int | None,
+    before_id: int | None,
+) -> History:
     rows = SessionItem.objects.filter(session_id=conversation_pk)
     if up_to_item_id is not None:
         rows = rows.filter(id__lte=up_to_item_id)
@@ -151,7 +175,7 @@ def read_history(
             has_more=has_more,
             page=up_to_item_id is not None or before_id is not None,
         ),
-        active_run_id=_active_run_id(conversation_pk),
+        active_run_id=None,  # read_history's
         has_more=has_more,
     )
 
@@ -190,14 +214,21 @@ def _runs_of(
     ]
 
 
-def _active_run_id(session_pk: int) -> str | None:
-    active = (
+def _newest_run(session_pk: int) -> tuple[str, str, bool] | None:
+    """The conversation's newest run, its status and whether it is live (running, its
+    lease renewed in time): the only run that can be in progress (one at a time), and
+    what changes when a run starts or ends."""
+    row = (
         AgentRun.objects.filter(session_id=session_pk)
-        .live(timezone.now())
-        .values_list("run_id", flat=True)
+        .order_by("-started_at", "-id")
+        .values_list("run_id", "status", "lease_expires_at")
         .first()
     )
-    return None if active is None else str(active)
+    if row is None:
+        return None
+    run_id, status, lease_expires_at = row
+    live = status == AgentRun.Status.RUNNING and lease_expires_at >= timezone.now()
+    return str(run_id), status, live
 
 
 def _without_orphan_outputs(entries: list[StoredItem]) -> list[StoredItem]:

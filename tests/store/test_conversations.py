@@ -4,6 +4,7 @@ history in bounded pages with the runs it holds, and locking and emptying many a
 from __future__ import annotations
 
 from datetime import timedelta
+from typing import Any
 
 import pytest
 from django.db import connection
@@ -13,7 +14,7 @@ from django_agent_sessions.exceptions import SessionOwnershipError
 from django_agent_sessions.models import AgentRun, AgentSession, SessionItem
 from django_agent_sessions.store import conversations
 from tests.conftest import assistant_message, user_message
-from tests.store.helpers import call, item_ids, output, user, write
+from tests.store.helpers import call, item_ids, output, start, user, write
 
 pytestmark = pytest.mark.django_db
 
@@ -160,3 +161,32 @@ def test_the_row_estimate_is_postgresqls_own() -> None:
         # The planner's statistics: ANALYZE counts the rows this transaction inserted.
         cursor.execute(f"ANALYZE {connection.ops.quote_name(AgentSession._meta.db_table)}")
     assert conversations.estimated_rows(connection, AgentSession) == 3
+
+
+def test_a_run_that_ends_while_the_history_is_read_is_shown_ended_with_its_reply(
+    session_id: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The race as it happens: the run's reply and end are written between the read of
+    the items and the read of the runs (a real write, interleaved by wrapping the read)."""
+    from agents.usage import Usage
+
+    from django_agent_sessions.store import runs
+
+    row = write(session_id, user_message("Hi"))
+    started = start(row)
+    read_items = conversations._read
+
+    def end_the_run_after_the_first_read(*args: Any) -> conversations.History:
+        history = read_items(*args)
+        if not AgentRun.objects.filter(pk=started.pk, status="completed").exists():
+            write(session_id, assistant_message("Hello!"))
+            assert runs.finish.sync(started.pk, status="completed", usage=Usage()) is not None
+        return history
+
+    monkeypatch.setattr(conversations, "_read", end_the_run_after_the_first_read)
+    history = conversations.read_history(row.pk, up_to_item_id=None, limit=None)
+    # Either the run in progress (its events follow), or over with its reply; never over
+    # without it (a tab would drop the end as shown and miss the reply).
+    assert history.active_run_id is None
+    assert [item["role"] for item in history.items] == ["user", "assistant"]
+    assert [note.status for note in history.runs] == ["completed"]
