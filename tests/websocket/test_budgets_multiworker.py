@@ -66,7 +66,8 @@ async def _until(connection: ClientConnection, *kinds: str) -> dict[str, Any]:
 async def _answer(tab: ClientConnection, client_id: str) -> dict[str, Any]:
     """The end of the run of the message sent as ``client_id``, or its refusal. The tab
     also holds the frames of the other tab's runs (both follow the conversation)."""
-    run_id, seen = None, []
+    run_id: str | None = None
+    seen: list[dict[str, Any]] = []
     while True:
         try:
             frame = json.loads(await asyncio.wait_for(tab.recv(), 30))
