@@ -6,15 +6,18 @@ renewals (so a dead worker's run keeps them), its pause and its end, and a run p
 from __future__ import annotations
 
 import asyncio
+from datetime import timedelta
 from typing import Any
 
 import pytest
 from agents import Agent, RunConfig, function_tool, handoff
 from agents.usage import Usage
+from django.utils import timezone
 from openai.types.responses.response_usage import InputTokensDetails, OutputTokensDetails
 
 from django_agent_sessions import DjangoSession
 from django_agent_sessions.models import AgentRun, RunModelUsage
+from django_agent_sessions.store import runs as store_runs
 from django_agent_sessions.streaming import spending, tasks
 from tests import approval_agent
 from tests.approval_agent import two_payments
@@ -98,44 +101,45 @@ async def test_a_handoff_to_another_model_records_each_models_share(conversation
     assert shares == {"small": (1, 100, 40, 0), "large": (1, 300, 0, 20)}
 
 
-async def test_a_running_run_writes_what_it_spent_with_its_lease(
-    settings, conversation: Conversation
+@pytest.mark.parametrize("end", ["completed", "cancelled", "lost"])
+async def test_a_run_keeps_what_it_spent_however_it_ends(
+    settings, conversation: Conversation, end: str
 ):
+    """A lease renewal writes the spending so far: what a lost run keeps; a stopped run's
+    end writes what its finished model calls spent (a call cut short reports nothing)."""
     settings.AGENT_SESSIONS = {**settings.AGENT_SESSIONS, "RUN_LEASE_SECONDS": 0.3}
     gate = asyncio.Event()
-    model = named(
-        ScriptedModel(
-            [
-                streamed_reply(
-                    "",
-                    tool_calls=[oslo("call-1")],
-                    usage=usage(120),
-                ),
-                streamed_reply("Sunny and long.", gate=gate, usage=usage(80)),
-            ]
-        ),
-        "small",
-    )
-    agent = Agent(name="Weather", model=model, tools=[weather])
+    first = streamed_reply("", tool_calls=[oslo("call-1")], usage=usage(120))
+    second = streamed_reply("Sunny and long.", gate=gate, usage=usage(80))
+    agent = Agent(name="W", model=named(ScriptedModel([first, second]), "small"), tools=[weather])
     active = await tasks.start(conversation.request(agent), channel_layer=conversation.layer)
     assert active is not None
     assert active.task is not None
     await conversation.until("text.delta")  # the second response is held at its first token
 
     async def first_share_written() -> None:
-        while not await RunModelUsage.objects.filter(
-            run__run_id=active.run_id, total_tokens=120
-        ).aexists():
+        shares = RunModelUsage.objects.filter(run__run_id=active.run_id, total_tokens=120)
+        while not await shares.aexists():
             await asyncio.sleep(0.05)
 
     await asyncio.wait_for(first_share_written(), 10)  # a renewal wrote it, mid-run
     record = await AgentRun.objects.aget(run_id=active.run_id)
     assert (record.status, record.total_tokens, record.model) == ("running", 120, "small")
-    gate.set()
+    if end == "lost":  # its worker dies: the lease runs out and a sweep ends it
+        await active.leave()  # no more renewals
+        past = timezone.now() - timedelta(seconds=1)
+        await AgentRun.objects.filter(pk=record.pk).aupdate(lease_expires_at=past)
+        assert [lost.run_id for lost in await store_runs.expire_stale()] == [active.run_id]
+    if end == "completed":
+        gate.set()
+    else:
+        active.cancel()
     await active.task
     await record.arefresh_from_db()
     share = await RunModelUsage.objects.aget(run=record)
-    assert (record.total_tokens, share.total_tokens, share.requests) == (200, 200, 2)
+    spent = 200 if end == "completed" else 120
+    expected = {"completed": "completed", "cancelled": "cancelled", "lost": "failed"}[end]
+    assert (record.status, record.total_tokens, share.total_tokens) == (expected, spent, spent)
 
 
 async def test_a_paused_runs_spending_adds_up_across_its_resumption(conversation: Conversation):
