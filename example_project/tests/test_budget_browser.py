@@ -66,7 +66,7 @@ def not_staff(env: dict[str, str], username: str) -> None:
     assert write(env, sql + " RETURNING id", (username,))
 
 
-@pytest.fixture(params=["websocket", "sse"])
+@pytest.fixture(scope="module", params=["websocket", "sse"])
 def budget_server(request: Any, server_database: ServerDatabase, log_dir: Path) -> Iterator[Any]:
     env = server_environment(server_database.url, TOKENS_PER_DAY=str(BUDGET))
     if request.param == "sse":
