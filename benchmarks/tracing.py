@@ -58,13 +58,18 @@ def traced_runs(db: str, name: str) -> int:
     return int(out.stdout.strip() or 0)
 
 
-def run_rounds(db: str, workdir: Path, scenario: Scenario, rounds: int) -> list[dict[str, Any]]:
+def run_rounds(
+    db: str, workdir: Path, scenario: Scenario, rounds: int, control: bool = False
+) -> list[dict[str, Any]]:
+    """``control``: the "tracing on" workers run untraced too (an A/A run: the spread of
+    two workers of the same code on this machine)."""
+    on = Mode(ON.label, False, OFF.env) if control else ON
     name = _prepare_db(db, workdir, "tracing")
     try:
         cookies = Server(db, name, False).prepare(4)
         results = []
         for round_ in range(rounds):
-            for mode in (OFF, ON) if round_ % 2 == 0 else (ON, OFF):
+            for mode in (OFF, on) if round_ % 2 == 0 else (on, OFF):
                 results += asyncio.run(run_mode(db, name, cookies, mode, [scenario], round_=round_))
         # Every run of the traced workers (their warm-up's too) stored its trace id.
         results.append({"mode": ON.label, "traced_runs": traced_runs(db, name)})
@@ -138,13 +143,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--smoke", action="store_true")
     parser.add_argument("--rounds", type=int, default=None, help="default 6, 1 with --smoke")
     parser.add_argument("--out-dir", default=None)
+    parser.add_argument(
+        "--control", action="store_true", help="both workers untraced: the harness's own spread"
+    )
     args = parser.parse_args(argv)
     db = args.db or ("postgres" if os.environ.get("PGHOST") else "sqlite")
     scenario = SMOKE if args.smoke else FULL
     rounds = args.rounds or (1 if args.smoke else 6)
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="agent-sessions-tracing-") as tmp:
-        results = run_rounds(db, Path(tmp), scenario, rounds)
+        results = run_rounds(db, Path(tmp), scenario, rounds, args.control)
     verdict = judge(results)
     markdown = report(scenario, results, verdict)
     print("\n" + markdown, flush=True)
@@ -154,13 +162,15 @@ def main(argv: list[str] | None = None) -> int:
         "date": stamp,
         "db": db,
         "smoke": args.smoke,
+        "control": args.control,
         "machine": machine([db]),
         "seconds": round(time.perf_counter() - started, 1),
         "results": results,
         "targets": [verdict],
     }
     out_dir = Path(args.out_dir) if args.out_dir else RESULTS
-    write_results(out_dir, f"tracing-{db}", stamp, document, f"Tracing benchmark on {db}", markdown)
+    kind = f"tracing-{db}" + ("-control" if args.control else "")
+    write_results(out_dir, kind, stamp, document, f"Tracing benchmark on {db}", markdown)
     return 0
 
 
