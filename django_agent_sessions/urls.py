@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from django.urls import path
 
-from django_agent_sessions.chat import branching, files, ratings, uploads, views
+from django_agent_sessions.chat import branching, budget, files, ratings, uploads, views
 from django_agent_sessions.sse import views as sse
 
 app_name = "django_agent_sessions"
@@ -19,6 +19,7 @@ urlpatterns = [
     path("", views.chat, name="chat"),
     path("new/", views.new_conversation, name="new"),
     path("conversations/", views.conversation_list, name="list"),
+    path("budget/", budget.budget, name="budget"),
     path("c/<str:session_id>/", views.conversation, name="conversation"),
     path("c/<str:session_id>/rename/", views.rename_conversation, name="rename"),
     path("c/<str:session_id>/delete/", views.delete_conversation, name="delete"),

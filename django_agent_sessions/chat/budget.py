@@ -1,11 +1,16 @@
-"""What the chat page shows of a person's token budget (``QUOTAS["SHOW_REMAINING"]``)."""
+"""What the chat page shows of a person's token budget (``QUOTAS["SHOW_REMAINING"]``):
+rendered with the page, and read again after each reply (``budget.js``), so the runs of
+every tab and worker count."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from asgiref.sync import async_to_sync
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, JsonResponse
 from django.utils import formats, timezone
+from django.views.decorators.http import require_GET
 
 from django_agent_sessions.budgets import quotas
 
@@ -24,3 +29,10 @@ def budget_of(user: Any) -> dict[str, Any] | None:
         "remaining": max(0, standing.remaining),
         "resets": formats.date_format(resets, "SHORT_DATETIME_FORMAT") if resets else "",
     }
+
+
+@require_GET
+@login_required
+def budget(request: HttpRequest) -> JsonResponse:
+    """The budget line's data; ``{}`` when there is none to show."""
+    return JsonResponse(budget_of(request.user) or {})

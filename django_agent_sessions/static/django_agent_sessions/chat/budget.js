@@ -1,29 +1,24 @@
 /*
  * What is left of the person's token budget, under the composer (QUOTAS["SHOW_REMAINING"]):
- * the page renders it, and each reply's usage is taken off it until the next load.
+ * rendered with the page, and read again once a run ends (from any tab or worker).
  */
 import { fill } from "./dom.js";
+import { getJson } from "./http.js";
 
 export class Budget {
   constructor(element, strings) {
     this.element = element; // null when the page shows no budget
     this.template = strings.budgetLeft;
-    this.remaining = element ? Number(element.dataset.remaining) : 0;
   }
 
-  spend(usage) {
-    if (!this.element || !usage) return;
-    this.show(this.remaining - (usage.total_tokens || 0));
-  }
-
-  exhausted() {
-    if (this.element) this.show(0);
-  }
-
-  show(remaining) {
-    this.remaining = Math.max(0, remaining);
+  async refresh() {
+    if (!this.element) return;
+    const budget = await getJson(this.element.dataset.url);
+    if (!budget || budget.remaining === undefined) return; // kept as it was
+    this.element.dataset.remaining = budget.remaining;
+    this.element.dataset.resets = budget.resets;
     const locale = document.documentElement.lang || undefined;
-    const tokens = new Intl.NumberFormat(locale).format(this.remaining);
-    this.element.textContent = fill(this.template, { tokens, time: this.element.dataset.resets });
+    const tokens = new Intl.NumberFormat(locale).format(budget.remaining);
+    this.element.textContent = fill(this.template, { tokens, time: budget.resets });
   }
 }

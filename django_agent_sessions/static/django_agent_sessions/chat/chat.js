@@ -163,7 +163,7 @@ const handlers = {
   "run.completed"(frame) {
     transcript.finishReply();
     transcript.ratings.attachLast(ui.transcript, frame.reply_item_id);
-    budget.spend(frame.usage);
+    budget.refresh();
     setBusy(null);
     announce(strings.replied);
     sidebar.refresh();
@@ -174,6 +174,7 @@ const handlers = {
     setBusy(null);
     announce(strings.stopped);
     sidebar.refresh();
+    budget.refresh(); // a stopped run spent what its finished model calls did
   },
   "run.failed"(frame) {
     const error = frame.error || {};
@@ -184,10 +185,11 @@ const handlers = {
     setBusy(null);
     showError(text);
     sidebar.refresh();
+    budget.refresh();
   },
   error(frame) {
     showError(frame.code === "busy" ? strings.busy : frame.message || strings.actionFailed);
-    if (frame.code === "quota_exceeded") budget.exhausted();
+    if (frame.code === "quota_exceeded") budget.refresh();
     // Over SSE, `for` names the request that failed: only a message takes its echo back.
     if (frame.for === "cancel") ui.stop.disabled = false;
     const echoed = !frame.for || frame.for === "user_message";
