@@ -118,6 +118,17 @@ def typed_text(item: Mapping[str, Any]) -> str:
     return "".join(text for text in texts if isinstance(text, str))
 
 
+def search_text(item: Mapping[str, Any], tool_outputs: bool = False) -> str:
+    """What search finds in an item: the text of a user's or the assistant's message
+    (and, with ``tool_outputs``, a tool's output); "" for everything else."""
+    role = item.get("role")
+    if (role == "user" or role == "assistant") and item_type(item) == "message":
+        return typed_text(item)
+    if tool_outputs and is_call_output(item):
+        return _output(item)
+    return ""
+
+
 def text_field(item: Mapping[str, Any], key: str) -> str:
     value = item.get(key)
     return value if isinstance(value, str) else ""

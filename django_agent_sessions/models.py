@@ -90,6 +90,9 @@ class SessionItem(models.Model):
     role = models.CharField(_("role"), max_length=32, blank=True)
     call_id = models.CharField(_("call id"), max_length=255, blank=True)
     preview = models.CharField(_("preview"), max_length=200, blank=True)
+    # What search finds (store.search): the text of a user or assistant message ("" for
+    # other items). PostgreSQL indexes it with GIN, SQLite with an FTS5 table (0011).
+    search_text = models.TextField(_("search text"), blank=True, db_default="", editable=False)
     created_at = models.DateTimeField(_("created"), default=timezone.now, editable=False)
 
     class Meta:

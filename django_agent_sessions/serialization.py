@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any, NamedTuple
 
 from django_agent_sessions import items
+from django_agent_sessions.conf import app_settings
 from django_agent_sessions.exceptions import ItemRejected
 from django_agent_sessions.files import inline
 from django_agent_sessions.files.inline import MARK as MARK  # starts a payload with files
@@ -25,6 +26,8 @@ from django_agent_sessions.files.inline import MARK as MARK  # starts a payload 
 logger = logging.getLogger(__name__)
 
 PREVIEW_CHARS = 200
+#: The most of an item's text that search indexes (a tsvector holds at most 1 MB).
+SEARCH_CHARS = 100_000
 
 
 class EncodedItem(NamedTuple):
@@ -39,6 +42,7 @@ class EncodedItem(NamedTuple):
     role: str
     call_id: str
     preview: str
+    search_text: str = ""  # what search finds (``items.search_text``)
 
 
 def encode_items(items: list[Any], *, max_bytes: int | None, max_depth: int) -> list[EncodedItem]:
@@ -69,7 +73,14 @@ def encode_item(item: Any, *, index: int, max_bytes: int | None, max_depth: int)
         column_text(items.text_field(item, "role"), 32),
         column_text(items.text_field(item, "call_id"), 255),
         preview(item),
+        column_text(items.search_text(item, _search_tool_outputs()), SEARCH_CHARS),
     )
+
+
+def _search_tool_outputs() -> bool:
+    """``AGENT_SESSIONS["SEARCH"]["TOOL_OUTPUTS"]``: search finds tools' outputs too."""
+    configured = app_settings.SEARCH
+    return bool(configured and configured.get("TOOL_OUTPUTS"))
 
 
 def column_text(text: str, max_length: int) -> str:

@@ -129,5 +129,6 @@ def _item_rows(
                 role=item.role,
                 call_id=item.call_id,
                 preview=item.preview,
+                search_text=item.search_text,
                 created_at=created_at,
             )

@@ -224,7 +224,7 @@ def _lock(
     return locked
 
 
-# Rows per INSERT: 7 parameters each stays far below every SQLite build's variable limit.
+# Rows per INSERT: 8 parameters each stays far below every SQLite build's variable limit.
 _INSERT_CHUNK = 500
 
 

@@ -129,10 +129,10 @@ class Statements:
 
     @functools.cache  # noqa: B019
     def insert(self, rows: int) -> str:
-        values = ", ".join(["(%s, %s, %s, %s, %s, %s, %s)"] * rows)
+        values = ", ".join(["(%s, %s, %s, %s, %s, %s, %s, %s)"] * rows)
         return self._style(
             f"INSERT INTO {self._items} (session_id, payload, item_type, role, call_id, "
-            f"preview, created_at) VALUES {values}"
+            f"preview, search_text, created_at) VALUES {values}"
         )
 
 
@@ -202,3 +202,79 @@ def row_estimate(connection: BaseDatabaseWrapper) -> str | None:
 NOTIFY_CHANNEL = "django_agent_sessions"
 LISTEN = f"LISTEN {NOTIFY_CHANNEL}"
 NOTIFY = "SELECT pg_notify(%s, %s)"
+
+
+# Content search (``store.search``). PostgreSQL: a GIN index on the items' text search
+# vector, in the configured language (a name ``store.search`` checked: only letters,
+# digits and underscores). SQLite: an FTS5 table over the items' ``search_text``
+# (external content), kept by triggers in the writing transaction, whatever the write.
+SEARCH_INDEX = "agent_item_search"
+SEARCH_FTS = "agent_sessions_search"
+FTS5_AVAILABLE = "SELECT sqlite_compileoption_used('ENABLE_FTS5')"
+FTS_EXISTS = f"SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '{SEARCH_FTS}'"
+
+
+def search_install(connection: BaseDatabaseWrapper, language: str, *, fts: bool) -> list[str]:
+    """The statements that (re)create the search index; ``fts``: SQLite has FTS5."""
+    items, name = table(connection, SessionItem), SessionItem._meta.db_table
+    if connection.vendor == "postgresql":
+        return [
+            f"DROP INDEX IF EXISTS {SEARCH_INDEX}",
+            f"CREATE INDEX {SEARCH_INDEX} ON {items} USING gin "
+            f"(to_tsvector('{language}'::regconfig, search_text)) WHERE search_text <> ''",
+        ]
+    if not fts:
+        return []
+    fts_table, add, remove = SEARCH_FTS, "new.search_text <> ''", "old.search_text <> ''"
+    insert = f"INSERT INTO {fts_table}(rowid, search_text) SELECT new.id, new.search_text"
+    delete = (
+        f"INSERT INTO {fts_table}({fts_table}, rowid, search_text) "
+        "SELECT 'delete', old.id, old.search_text"
+    )
+    return [
+        *search_uninstall(connection),
+        f"CREATE VIRTUAL TABLE {fts_table} USING fts5(search_text, content='{name}', "
+        "content_rowid='id')",
+        f"CREATE TRIGGER {fts_table}_insert AFTER INSERT ON {items} BEGIN {insert} "
+        f"WHERE {add}; END",
+        f"CREATE TRIGGER {fts_table}_delete AFTER DELETE ON {items} BEGIN {delete} "
+        f"WHERE {remove}; END",
+        f"CREATE TRIGGER {fts_table}_update AFTER UPDATE OF search_text ON {items} BEGIN "
+        f"{delete} WHERE {remove}; {insert} WHERE {add}; END",
+        f"INSERT INTO {fts_table}({fts_table}) VALUES ('rebuild')",
+    ]
+
+
+def search_uninstall(connection: BaseDatabaseWrapper) -> list[str]:
+    if connection.vendor == "postgresql":
+        return [f"DROP INDEX IF EXISTS {SEARCH_INDEX}"]
+    triggers = [f"DROP TRIGGER IF EXISTS {SEARCH_FTS}_{when}" for when in ("insert", "delete")]
+    return [
+        *triggers,
+        f"DROP TRIGGER IF EXISTS {SEARCH_FTS}_update",
+        f"DROP TABLE IF EXISTS {SEARCH_FTS}",
+    ]
+
+
+def search_items(connection: BaseDatabaseWrapper, language: str, *, fts: bool, terms: int) -> str:
+    """A user's newest items whose text holds every term; parameters: the owner, the
+    query (``terms`` LIKE patterns without FTS5 on SQLite), the limit."""
+    sessions, items = table(connection, AgentSession), table(connection, SessionItem)
+    found = f"SELECT i.id, s.session_id, s.title, i.search_text FROM {items} i "
+    tail = "ORDER BY i.id DESC LIMIT %s"
+    if connection.vendor == "postgresql":
+        return (
+            f"{found}JOIN {sessions} s ON s.id = i.session_id WHERE s.owner_id = %s AND "
+            f"i.search_text <> '' AND to_tsvector('{language}'::regconfig, i.search_text) "
+            f"@@ to_tsquery('{language}'::regconfig, %s) {tail}"
+        )
+    if fts:
+        return (
+            f"{found}JOIN {SEARCH_FTS} f ON f.rowid = i.id JOIN {sessions} s ON s.id = "
+            f"i.session_id WHERE s.owner_id = %s AND {SEARCH_FTS} MATCH %s {tail}"
+        )
+    like = " AND ".join(["i.search_text LIKE %s ESCAPE '\\'"] * terms)
+    return (
+        f"{found}JOIN {sessions} s ON s.id = i.session_id WHERE s.owner_id = %s AND "
+        f"i.search_text <> '' AND {like} {tail}"
+    )

@@ -1,0 +1,190 @@
+"""Content search: a user's conversations by their titles and what was said in them.
+
+Each item's searchable text is its ``search_text`` column (``items.search_text``: user
+and assistant messages, tools' outputs with ``AGENT_SESSIONS["SEARCH"]["TOOL_OUTPUTS"]``),
+written with the item by every writer (``serialization.encode_item``). The index follows
+the rows inside the database, so every write and delete keeps it right in its own
+transaction, raw SQL included: PostgreSQL has a GIN index on the column's text search
+vector (in ``AGENT_SESSIONS["SEARCH"]["LANGUAGE"]``, "simple" by default); SQLite an FTS5
+table kept by triggers, or, where SQLite lacks FTS5, a scan of the user's items with
+LIKE (slower, and matching inside words). ``agent_sessions_reindex`` rebuilds both.
+
+A query's words must all occur, each as the start of a word (anywhere in a title).
+Hits carry their snippet as segments of plain text, the matches marked, never HTML.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, NamedTuple
+
+from django.core.exceptions import ImproperlyConfigured
+from django.db import connections, router, transaction
+from django.db.backends.base.base import BaseDatabaseWrapper
+
+from django_agent_sessions import serialization
+from django_agent_sessions.conf import app_settings
+from django_agent_sessions.items import search_text
+from django_agent_sessions.models import AgentSession, SessionItem
+from django_agent_sessions.store import statements
+
+#: At most this many words of a query are searched for.
+MAX_TERMS = 8
+SNIPPET_BEFORE, SNIPPET_CHARS = 40, 160
+_WORD = re.compile(r"\w+")
+_LANGUAGE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+class Segment(NamedTuple):
+    """A piece of a snippet: plain text, and whether it is a match to highlight."""
+
+    text: str
+    match: bool
+
+
+class Hit(NamedTuple):
+    """A conversation's title (``item_id`` None) or one of its items that matched."""
+
+    session_id: str
+    title: str
+    item_id: int | None
+    snippet: tuple[Segment, ...]
+
+
+def search(owner_id: Any, query: str, limit: int = 20) -> list[Hit]:
+    """The owner's matches, best first: titles (newest conversation first), then
+    messages (newest first). Never another owner's; [] for an owner of None."""
+    terms = terms_of(query)
+    if owner_id is None or not terms or limit <= 0:
+        return []
+    using = router.db_for_read(SessionItem)
+    titles = AgentSession.objects.using(using).filter(owner_id=owner_id)
+    for term in terms:
+        titles = titles.filter(title__icontains=term)
+    hits = [
+        Hit(session_id, title, None, snippet(title, terms))
+        for session_id, title in titles.order_by("-updated_at").values_list("session_id", "title")[
+            :limit
+        ]
+    ]
+    for item_id, session_id, title, text in _items(connections[using], owner_id, terms, limit):
+        hits.append(Hit(session_id, title, item_id, snippet(text, terms)))
+    return hits[:limit]
+
+
+def terms_of(query: str) -> list[str]:
+    """The words searched for: lower case, each once, at most ``MAX_TERMS``."""
+    return list(dict.fromkeys(_WORD.findall(query.lower())))[:MAX_TERMS]
+
+
+def _items(
+    connection: BaseDatabaseWrapper, owner_id: Any, terms: list[str], limit: int
+) -> list[Any]:
+    fts = has_fts(connection)
+    if connection.vendor == "postgresql":
+        matched: list[Any] = [" & ".join(f"'{term}':*" for term in terms)]
+    elif fts:
+        matched = [" ".join(f'"{term}"*' for term in terms)]
+    else:
+        matched = [f"%{_escape_like(term)}%" for term in terms]
+    sql = statements.search_items(connection, language(), fts=fts, terms=len(terms))
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [owner_id, *matched, limit])
+        return list(cursor.fetchall())
+
+
+def _escape_like(term: str) -> str:
+    return term.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+def snippet(text: str, terms: list[str]) -> tuple[Segment, ...]:
+    """About ``SNIPPET_CHARS`` of ``text`` around its first match, the matches marked."""
+    text = serialization.collapse_whitespace(text)
+    alternatives = "|".join(re.escape(term) for term in sorted(terms, key=len, reverse=True))
+    pattern = re.compile(f"(?<!\\w)(?:{alternatives})", re.IGNORECASE)
+    first = pattern.search(text)
+    if first is None:  # LIKE matched inside a word
+        pattern = re.compile(alternatives, re.IGNORECASE)
+        first = pattern.search(text)
+    start = max(0, first.start() - SNIPPET_BEFORE) if first else 0
+    end = start + SNIPPET_CHARS
+    shown = ("…" if start else "") + text[start:end] + ("…" if end < len(text) else "")
+    segments: list[Segment] = []
+    at = 0
+    for found in pattern.finditer(shown):
+        if found.start() > at:
+            segments.append(Segment(shown[at : found.start()], False))
+        segments.append(Segment(found.group(), True))
+        at = found.end()
+    if at < len(shown):
+        segments.append(Segment(shown[at:], False))
+    return tuple(segments)
+
+
+def language() -> str:
+    """``AGENT_SESSIONS["SEARCH"]["LANGUAGE"]``: a PostgreSQL text search configuration."""
+    configured = (app_settings.SEARCH or {}).get("LANGUAGE") or "simple"
+    if not isinstance(configured, str) or not _LANGUAGE.match(configured):
+        raise ImproperlyConfigured(
+            "AGENT_SESSIONS['SEARCH']['LANGUAGE'] must name a text search configuration"
+        )
+    return configured
+
+
+def has_fts(connection: BaseDatabaseWrapper) -> bool:
+    """Whether this SQLite database has the FTS5 search table."""
+    if connection.vendor != "sqlite":
+        return False
+    with connection.cursor() as cursor:
+        cursor.execute(statements.FTS_EXISTS)
+        return cursor.fetchone() is not None
+
+
+def install(connection: BaseDatabaseWrapper) -> None:
+    """(Re)create the index: PostgreSQL's in the configured language; SQLite's FTS5
+    table and triggers where SQLite has FTS5, rebuilt from the items' text."""
+    fts = False
+    if connection.vendor == "postgresql" and connection.in_atomic_block:
+        connection.check_constraints()  # no CREATE INDEX while checks are pending
+    with connection.cursor() as cursor:
+        if connection.vendor == "sqlite":
+            cursor.execute(statements.FTS5_AVAILABLE)
+            fts = bool(cursor.fetchone()[0])
+        for sql in statements.search_install(connection, language(), fts=fts):
+            cursor.execute(sql)
+
+
+def uninstall(connection: BaseDatabaseWrapper) -> None:
+    with connection.cursor() as cursor:
+        for sql in statements.search_uninstall(connection):
+            cursor.execute(sql)
+
+
+def reindex(using: str, batch: int = 1000) -> int:
+    """Recompute every item's search text (after a change of settings or an upgrade),
+    then recreate the index; the number of items whose text changed."""
+    tool_outputs = bool((app_settings.SEARCH or {}).get("TOOL_OUTPUTS"))
+    changed, after = 0, 0
+    while True:
+        rows = list(
+            SessionItem.objects.using(using)
+            .filter(id__gt=after)
+            .order_by("id")
+            .values_list("id", "payload", "search_text")[:batch]
+        )
+        if not rows:
+            break
+        stale = []
+        for item_id, payload, stored in rows:
+            decoded = serialization.decode_payloads([payload])
+            text = search_text(decoded[0], tool_outputs) if decoded else ""
+            text = serialization.column_text(text, serialization.SEARCH_CHARS)
+            if text != stored:
+                stale.append(SessionItem(id=item_id, search_text=text))
+        with transaction.atomic(using=using):
+            SessionItem.objects.using(using).bulk_update(stale, ["search_text"])
+        changed += len(stale)
+        after = rows[-1][0]
+    with transaction.atomic(using=using):
+        install(connections[using])
+    return changed
