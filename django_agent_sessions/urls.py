@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from django.urls import path
 
-from django_agent_sessions.chat import branching, budget, files, ratings, uploads, views
+from django_agent_sessions.chat import branching, budget, files, ratings, search, uploads, views
 from django_agent_sessions.sse import views as sse
 
 app_name = "django_agent_sessions"
@@ -20,6 +20,7 @@ urlpatterns = [
     path("new/", views.new_conversation, name="new"),
     path("conversations/", views.conversation_list, name="list"),
     path("budget/", budget.budget, name="budget"),
+    path("search/", search.search, name="search"),
     path("c/<str:session_id>/", views.conversation, name="conversation"),
     path("c/<str:session_id>/rename/", views.rename_conversation, name="rename"),
     path("c/<str:session_id>/delete/", views.delete_conversation, name="delete"),

@@ -116,6 +116,7 @@ export class Transcript {
     switch (item.kind) {
       case "message": {
         const shown = this.message(item.role, item.text, item.html, item.created_at);
+        if (item.id && !item.status) shown.article.id = "item-" + item.id; // search.js opens it
         this.files.show(shown.article, item.files);
         if (item.role === "user" && !item.status) this.buttons.stored(shown.article, item.id);
         if (item.status) {
