@@ -9,8 +9,8 @@ Django's deletion collector would load every item (with its payload) first.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 import dataclasses
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -100,9 +100,6 @@ def find_conversation(session_id: str, *, owner_id: Any) -> OpenedConversation |
     return OpenedConversation(pk=conversation.pk, session_id=session_id)
 
 
-_CONSISTENT_TRIES = 3  # reads of a history while runs start or end
-
-
 def read_history(
     conversation_pk: int,
     *,
@@ -123,7 +120,7 @@ def read_history(
     show its end without its reply (and the tab drop the end as shown). So the newest run
     is read before and after, and the read made again if it changed (runs outlast reads).
     """
-    for _ in range(_CONSISTENT_TRIES):
+    for _ in range(3):  # a run starting or ending at each try: a conversation flooded
         before = _newest_run(conversation_pk)
         history = _read(conversation_pk, up_to_item_id, limit, max_chars, before_id)
         if _newest_run(conversation_pk) == before:
