@@ -25,7 +25,7 @@ from django_agent_sessions.admin.listing import EstimatedCountPaginator, OwnerFi
 from django_agent_sessions.files.models import Attachment
 from django_agent_sessions.files.serving import file_response
 from django_agent_sessions.models import AgentRun, AgentSession, SessionItem
-from django_agent_sessions.store import uploads
+from django_agent_sessions.store import search, uploads
 
 if TYPE_CHECKING:
     _ModelAdmin = admin.ModelAdmin[AgentSession]
@@ -71,6 +71,13 @@ class AgentSessionAdmin(_ModelAdmin):
         names = {field.name for field in user_model._meta.get_fields()}
         owner_lookups = sorted(f"owner__{name}" for name in owner_fields if name in names)
         return ["session_id", "title", *owner_lookups]
+
+    def get_search_results(
+        self, request: HttpRequest, queryset: QuerySet[AgentSession], search_term: str
+    ) -> tuple[QuerySet[AgentSession], bool]:
+        found, duplicates = super().get_search_results(request, queryset, search_term)
+        said = search.conversations_with(search_term, using=queryset.db)  # messages' text too
+        return (found | queryset.filter(pk__in=said) if said else found), duplicates
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[AgentSession]:
         # The owner is shown on every page; join it rather than fetch it per row.

@@ -67,9 +67,21 @@ def search(owner_id: Any, query: str, limit: int = 20) -> list[Hit]:
             :limit
         ]
     ]
-    for item_id, session_id, title, text in _items(connections[using], owner_id, terms, limit):
+    for item_id, session_id, title, text, _pk in _items(
+        connections[using], [owner_id], terms, limit
+    ):
         hits.append(Hit(session_id, title, item_id, snippet(text, terms)))
     return hits[:limit]
+
+
+def conversations_with(query: str, *, using: str, items: int = 1000) -> list[int]:
+    """Staff's search (the admin's list): the primary keys of the conversations, anyone's,
+    of the newest ``items`` messages that hold every word of ``query``."""
+    terms = terms_of(query)
+    if not terms:
+        return []
+    rows = _items(connections[using], [], terms, items)
+    return list(dict.fromkeys(row[4] for row in rows))
 
 
 def terms_of(query: str) -> list[str]:
@@ -78,7 +90,7 @@ def terms_of(query: str) -> list[str]:
 
 
 def _items(
-    connection: BaseDatabaseWrapper, owner_id: Any, terms: list[str], limit: int
+    connection: BaseDatabaseWrapper, owner: list[Any], terms: list[str], limit: int
 ) -> list[Any]:
     fts = has_fts(connection)
     if connection.vendor == "postgresql":
@@ -87,9 +99,11 @@ def _items(
         matched = [" ".join(f'"{term}"*' for term in terms)]
     else:
         matched = [f"%{_escape_like(term)}%" for term in terms]
-    sql = statements.search_items(connection, language(), fts=fts, terms=len(terms))
+    sql = statements.search_items(
+        connection, language(), fts=fts, terms=len(terms), owned=bool(owner)
+    )
     with connection.cursor() as cursor:
-        cursor.execute(sql, [owner_id, *matched, limit])
+        cursor.execute(sql, [*owner, *matched, limit])
         return list(cursor.fetchall())
 
 

@@ -256,25 +256,29 @@ def search_uninstall(connection: BaseDatabaseWrapper) -> list[str]:
     ]
 
 
-def search_items(connection: BaseDatabaseWrapper, language: str, *, fts: bool, terms: int) -> str:
-    """A user's newest items whose text holds every term; parameters: the owner, the
-    query (``terms`` LIKE patterns without FTS5 on SQLite), the limit."""
+def search_items(
+    connection: BaseDatabaseWrapper, language: str, *, fts: bool, terms: int, owned: bool = True
+) -> str:
+    """A user's newest items whose text holds every term; parameters: the owner (none
+    when not ``owned``: anyone's, for staff), the query (``terms`` LIKE patterns without
+    FTS5 on SQLite), the limit."""
     sessions, items = table(connection, AgentSession), table(connection, SessionItem)
-    found = f"SELECT i.id, s.session_id, s.title, i.search_text FROM {items} i "
+    found = f"SELECT i.id, s.session_id, s.title, i.search_text, s.id FROM {items} i "
     tail = "ORDER BY i.id DESC LIMIT %s"
+    owner = "s.owner_id = %s AND " if owned else ""
     if connection.vendor == "postgresql":
         return (
-            f"{found}JOIN {sessions} s ON s.id = i.session_id WHERE s.owner_id = %s AND "
+            f"{found}JOIN {sessions} s ON s.id = i.session_id WHERE {owner}"
             f"i.search_text <> '' AND to_tsvector('{language}'::regconfig, i.search_text) "
             f"@@ to_tsquery('{language}'::regconfig, %s) {tail}"
         )
     if fts:
         return (
             f"{found}JOIN {SEARCH_FTS} f ON f.rowid = i.id JOIN {sessions} s ON s.id = "
-            f"i.session_id WHERE s.owner_id = %s AND {SEARCH_FTS} MATCH %s {tail}"
+            f"i.session_id WHERE {owner}{SEARCH_FTS} MATCH %s {tail}"
         )
     like = " AND ".join(["i.search_text LIKE %s ESCAPE '\\'"] * terms)
     return (
-        f"{found}JOIN {sessions} s ON s.id = i.session_id WHERE s.owner_id = %s AND "
+        f"{found}JOIN {sessions} s ON s.id = i.session_id WHERE {owner}"
         f"i.search_text <> '' AND {like} {tail}"
     )

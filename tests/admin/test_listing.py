@@ -93,3 +93,16 @@ def test_big_unfiltered_list_is_not_counted_on_postgresql(superuser, monkeypatch
         assert len(counts) == 1  # SQLite has no estimate; its COUNT is cheap
     filtered = superuser.get(CHANGELIST + "?q=c-1")
     assert filtered.context["cl"].result_count == 3  # c-1, c-10, c-11: counted exactly
+
+
+def test_search_finds_what_was_said_in_anyones_conversation(superuser):
+    alice = User.objects.create_user("alice")
+    said = [{"role": "user", "content": "Where is my parcel?"}]
+    make_conversation("c-parcel", said, owner=alice, title="Delivery")
+    make_conversation("c-other", [{"role": "user", "content": "Hello"}], title="Parcel notes")
+    make_conversation("c-none", [{"role": "user", "content": "Nothing here"}])
+    response = superuser.get(f"{CHANGELIST}?q=parcel")
+    assert {row.session_id for row in response.context["cl"].result_list} == {
+        "c-parcel",
+        "c-other",
+    }
