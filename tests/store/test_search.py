@@ -15,7 +15,7 @@ from django.test import override_settings
 
 from django_agent_sessions import items, serialization
 from django_agent_sessions.models import AgentSession, SessionItem
-from django_agent_sessions.store import compaction, importing, removal, search
+from django_agent_sessions.store import branches, compaction, importing, removal, search
 from django_agent_sessions.store import items as stored_items
 from tests.conftest import assistant_message, user_message
 from tests.store.helpers import encode, scope, user, write
@@ -133,7 +133,7 @@ def step(rng: random.Random, owners: list[Any], serial: list[int]) -> None:
     name = rng.choice(names) if names and rng.random() < 0.8 else f"s{owner}-{len(serial)}"
     serial.append(1)
     where = scope(name, owner)
-    action = rng.randrange(8)
+    action = rng.randrange(11)
     if action <= 2 or name not in names:
         title = sentence(rng) if rng.random() < 0.3 else ""
         stored_items.append_items(where, encode(*random_items(rng)), title)
@@ -142,7 +142,14 @@ def step(rng: random.Random, owners: list[Any], serial: list[int]) -> None:
     elif action == 4:
         stored_items.clear(where)
     elif action == 5:
-        compaction.replace_all(where, encode(*random_items(rng)), None)
+        compaction.replace_all(where, encode(*random_items(rng)), None)  # _atomic_replace_items
+    elif action == 8:
+        newest = compaction.snapshot(where, rng.randint(1, 3))
+        compaction.replace_suffix(where, newest.row_ids, encode(*random_items(rng)), None, 1)
+    elif action == 9:
+        stored_items.take_back_last_turn(where)
+    elif action == 10:
+        branches.fork(where, f"fork-{len(serial)}", None)
     elif action == 6:
         pk = AgentSession.objects.get(session_id=name).pk
         if rng.random() < 0.5:
@@ -150,7 +157,7 @@ def step(rng: random.Random, owners: list[Any], serial: list[int]) -> None:
         else:
             AgentSession.objects.filter(pk=pk).update(updated_at="2000-01-01T00:00:00Z")
             removal.prune(timedelta(days=1))
-    else:
+    elif action == 7:
         imported = f"imp-{len(serial)}"
         batch = [(AgentSession().created_at, e) for e in encode(*random_items(rng))]
         conversation = importing.Conversation(
@@ -175,9 +182,9 @@ def test_search_equals_a_scan_after_random_writes(
         monkeypatch.setattr(search, "has_fts", lambda connection: False)
     owners = [user(f"user{n}").pk for n in range(3)]
     rng, serial = random.Random(35), list[int]()
-    for round_ in range(60):
+    for round_ in range(80):
         step(rng, owners, serial)
-        if round_ % 6 == 5:
+        if round_ % 8 == 7:
             for owner in owners:
                 for query in ("apple", "ban", "cherry fig", "grape hazel elder", "zzz"):
                     assert found(owner, query) == brute_force(owner, query), query
@@ -192,3 +199,13 @@ def test_reindex_rebuilds_a_lost_index() -> None:
     assert len(found(ann.pk, "lost")) == 1
     write("lost", user_message("and a found one"), owner_id=ann.pk)
     assert len(found(ann.pk, "found")) == 1
+
+
+def test_staff_find_anyones_conversations_by_what_was_said() -> None:
+    ann, bob = user("ann"), user("bob")
+    first = write("ann-x", user_message("a shared word"), owner_id=ann.pk)
+    second = write("bob-x", assistant_message("the shared word"), owner_id=bob.pk)
+    write("nobody", user_message("other things"))
+    found_pks = search.conversations_with("shared", using="default")
+    assert sorted(found_pks) == sorted([first.pk, second.pk])
+    assert search.conversations_with("", using="default") == []
