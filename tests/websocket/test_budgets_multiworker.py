@@ -98,7 +98,9 @@ def _from_history(
     run_id = ours[0]["run_id"] if ours else run_id
     active_run = history.get("active_run") or {}
     if any(item.get("client_id") == client_id for item in active_run.get("items", [])):
-        run_id = active_run["run_id"]  # in progress: its events follow
+        run_id = active_run["run_id"]
+    if run_id is not None and active_run.get("run_id") == run_id:
+        return None, run_id  # still in progress (its reply may be stored already): its end follows
     replied = any(
         item.get("role") == "assistant" and item.get("run_id") == run_id
         for item in history["items"]
