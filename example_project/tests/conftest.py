@@ -70,3 +70,12 @@ def log_in(page: Any, server_url: str, user: tuple[str, str]) -> None:
 
 def wait_connected(page: Any) -> None:
     page.wait_for_selector('#connection-status[data-state="connected"]', timeout=15_000)
+
+
+def wait_history(page: Any) -> None:
+    """Wait until the page has shown the conversation's history frame: "connected" is
+    said when the socket or stream opens, a moment before that frame arrives."""
+    wait_connected(page)
+    page.wait_for_function(
+        "performance.getEntriesByName('das:history-shown').length > 0", timeout=15_000
+    )

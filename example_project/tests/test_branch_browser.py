@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from example_project.tests.conftest import log_in, wait_connected
+from example_project.tests.conftest import log_in, wait_history
 from example_project.tests.servers import query
 from example_project.tests.test_chat_ui_browser import (  # noqa: F401 - fixtures
     CONFIRMED,
@@ -47,11 +47,11 @@ def test_a_branch_from_a_message_goes_its_own_way(
         wait_idle(page)
     original = page.url
     page.reload()  # stored messages have their ids: each may be branched from
-    wait_connected(page)
+    wait_history(page)
 
     page.locator(USER).nth(1).get_by_role("button", name="Branch from here").click()
     page.wait_for_url(lambda url: url != original and re.search(r"/c/[0-9a-f]{32}/$", url))
-    wait_connected(page)
+    wait_history(page)
     box = page.get_by_label("Message", exact=True)
     assert box.input_value() == "Hello there"  # offered again, to change first
     assert page.locator(USER).all_text_contents()[0].count("Please calculate") == 1
@@ -73,6 +73,6 @@ def test_a_branch_from_a_message_goes_its_own_way(
     wait_idle(page)
     assert page.locator(USER).count() == 2
     page.goto(original)  # the original is as it was
-    wait_connected(page)
+    wait_history(page)
     page.locator(USER).nth(2).wait_for()
     assert page.locator(USER).count() == 3
