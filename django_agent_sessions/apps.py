@@ -20,6 +20,7 @@ class AgentSessionsConfig(AppConfig):
         from django_agent_sessions.files import checks as file_checks
         from django_agent_sessions.layers import checks as layer_checks
         from django_agent_sessions.streaming import checks as streaming_checks
+        from django_agent_sessions.telemetry import checks as telemetry_checks
 
         checks.register(app_checks.check_settings)
         checks.register(app_checks.check_databases, checks.Tags.database)
@@ -28,3 +29,4 @@ class AgentSessionsConfig(AppConfig):
         checks.register(streaming_checks.check_streaming_settings)
         checks.register(layer_checks.check_stream_layer)
         checks.register(budget_checks.check_budgets)
+        checks.register(telemetry_checks.check_telemetry)
