@@ -20,7 +20,7 @@ from django.utils.html import format_html, format_html_join
 from django.utils.translation import gettext_lazy as _
 
 from django_agent_sessions import retention, transfer
-from django_agent_sessions.admin import responses, transcript
+from django_agent_sessions.admin import responses, transcript, transcript_find
 from django_agent_sessions.admin.listing import EstimatedCountPaginator, OwnerFilter
 from django_agent_sessions.files.models import Attachment
 from django_agent_sessions.files.serving import file_response
@@ -31,10 +31,6 @@ if TYPE_CHECKING:
     _ModelAdmin = admin.ModelAdmin[AgentSession]
 else:  # ModelAdmin is generic only in django-stubs.
     _ModelAdmin = admin.ModelAdmin
-
-# How many conversations a confirmation page lists by name.
-CONFIRM_LIST_LIMIT = 50
-
 
 _CHANGE = "admin:django_agent_sessions_agentsession_change"
 
@@ -119,6 +115,8 @@ class AgentSessionAdmin(_ModelAdmin):
             conversation = response.context_data.get("original")
             if conversation is not None:
                 response.context_data["transcript"] = self._transcript(request, conversation)
+                found = transcript_find.context(request, conversation, self.transcript_per_page)
+                response.context_data["transcript_find"] = found
         return response
 
     def _transcript(self, request: HttpRequest, conversation: AgentSession) -> dict[str, Any]:
@@ -213,7 +211,7 @@ class AgentSessionAdmin(_ModelAdmin):
     ) -> tuple[list[Any], dict[str, int], set[str], list[Any]]:
         if isinstance(objs, QuerySet):
             count, items = responses.totals(objs)
-            shown = _first_named(objs)
+            shown = responses.first_named(objs)
         else:
             shown = list(objs)
             count, items = len(shown), sum(obj.item_count for obj in shown)
@@ -273,7 +271,7 @@ class AgentSessionAdmin(_ModelAdmin):
             self.message_user(request, responses.cleared_message(removed), messages.SUCCESS)
             return None
         count, items = responses.totals(queryset)
-        shown = _first_named(queryset)
+        shown = responses.first_named(queryset)
         context = {
             **self.admin_site.each_context(request),
             "title": _("Clear conversation history"),
@@ -292,9 +290,3 @@ class AgentSessionAdmin(_ModelAdmin):
         return TemplateResponse(
             request, "admin/django_agent_sessions/agentsession/clear_history.html", context
         )
-
-
-def _first_named(queryset: QuerySet[AgentSession]) -> list[AgentSession]:
-    """The conversations a confirmation page lists by name: a few, without payloads."""
-    named = queryset.select_related(None).only("pk", "session_id", "title")
-    return list(named[:CONFIRM_LIST_LIMIT])

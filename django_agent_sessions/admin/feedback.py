@@ -6,7 +6,6 @@ rating's page links to the transcript at the rated reply (or says it was regener
 
 from __future__ import annotations
 
-import math
 from typing import TYPE_CHECKING, Any
 
 from django.contrib import admin
@@ -17,6 +16,7 @@ from django.utils.html import format_html
 from django.utils.safestring import SafeString
 from django.utils.translation import gettext_lazy as _
 
+from django_agent_sessions.admin import positions
 from django_agent_sessions.admin.conversations import AgentSessionAdmin
 from django_agent_sessions.conf import app_settings
 from django_agent_sessions.models import Feedback, SessionItem
@@ -79,8 +79,11 @@ class FeedbackAdmin(_ModelAdmin):
         items = SessionItem.objects.filter(session_id=feedback.session_id)
         if not items.filter(pk=feedback.item_id).exists():
             return str(_("The reply is no longer in the conversation (regenerated or cleared)."))
-        position = items.filter(pk__lte=feedback.item_id).count()
-        page = max(1, math.ceil(position / AgentSessionAdmin.transcript_per_page))
+        per_page = AgentSessionAdmin.transcript_per_page
+        pages = positions.pages_of(
+            feedback.session_id, [feedback.item_id], per_page, using=items.db
+        )
+        page = pages[feedback.item_id]
         url = reverse("admin:django_agent_sessions_agentsession_change", args=[feedback.session_id])
         link = f"{url}?page={page}#item-{feedback.item_id}"
         return format_html('<a href="{}">{}</a>', link, _("the rated reply"))

@@ -13,6 +13,9 @@ from django.utils.translation import ngettext
 from django_agent_sessions import retention
 from django_agent_sessions.models import AgentSession
 
+# How many conversations a confirmation page lists by name.
+CONFIRM_LIST_LIMIT = 50
+
 
 def streamed(request: HttpRequest, chunks: Iterator[str]) -> Iterator[str] | AsyncIterator[str]:
     """``chunks`` in the form the server streams without buffering.
@@ -40,6 +43,12 @@ def totals(queryset: QuerySet[AgentSession]) -> tuple[int, int]:
     """How many conversations, and items in them, in one query (the stored counts)."""
     totals = queryset.aggregate(count=Count("pk"), items=Sum("item_count"))
     return totals["count"], totals["items"] or 0
+
+
+def first_named(queryset: QuerySet[AgentSession]) -> list[AgentSession]:
+    """The conversations a confirmation page lists by name: a few, without payloads."""
+    named = queryset.select_related(None).only("pk", "session_id", "title")
+    return list(named[:CONFIRM_LIST_LIMIT])
 
 
 def page_query(request: HttpRequest, number: int) -> str:

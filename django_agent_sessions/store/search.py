@@ -11,6 +11,8 @@ LIKE (slower, and matching inside words). ``agent_sessions_reindex`` rebuilds bo
 
 A query's words must all occur, each as the start of a word (anywhere in a title).
 Hits carry their snippet as segments of plain text, the matches marked, never HTML.
+Staff's searches in the admin are anyone's: ``conversations_with`` for the list of
+conversations, ``in_conversation`` for one transcript.
 """
 
 from __future__ import annotations
@@ -84,6 +86,31 @@ def conversations_with(query: str, *, using: str, items: int = 1000) -> list[int
     return list(dict.fromkeys(row[4] for row in rows))
 
 
+class ItemHit(NamedTuple):
+    """One of a conversation's items that matched (``in_conversation``)."""
+
+    item_id: int
+    role: str
+    item_type: str
+    snippet: tuple[Segment, ...]
+
+
+def in_conversation(session_pk: int, query: str, limit: int = 50, *, using: str) -> list[ItemHit]:
+    """Staff's find in one transcript: the conversation's first ``limit`` items (by
+    primary key ``session_pk``) that hold every word of ``query``, in transcript order,
+    on the same index and with the same matching as ``search``."""
+    terms = terms_of(query)
+    if not terms or limit <= 0:
+        return []
+    connection = connections[using]
+    fts = has_fts(connection)
+    sql = statements.search_conversation_items(connection, language(), fts=fts, terms=len(terms))
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [session_pk, *_matched(connection, terms, fts), limit])
+        rows = cursor.fetchall()
+    return [ItemHit(pk, role, kind, snippet(text, terms)) for pk, role, kind, text in rows]
+
+
 def terms_of(query: str) -> list[str]:
     """The words searched for: lower case, each once, at most ``MAX_TERMS``."""
     return list(dict.fromkeys(_WORD.findall(query.lower())))[:MAX_TERMS]
@@ -93,18 +120,22 @@ def _items(
     connection: BaseDatabaseWrapper, owner: list[Any], terms: list[str], limit: int
 ) -> list[Any]:
     fts = has_fts(connection)
-    if connection.vendor == "postgresql":
-        matched: list[Any] = [" & ".join(f"'{term}':*" for term in terms)]
-    elif fts:
-        matched = [" ".join(f'"{term}"*' for term in terms)]
-    else:
-        matched = [f"%{_escape_like(term)}%" for term in terms]
     sql = statements.search_items(
         connection, language(), fts=fts, terms=len(terms), owned=bool(owner)
     )
     with connection.cursor() as cursor:
-        cursor.execute(sql, [*owner, *matched, limit])
+        cursor.execute(sql, [*owner, *_matched(connection, terms, fts), limit])
         return list(cursor.fetchall())
+
+
+def _matched(connection: BaseDatabaseWrapper, terms: list[str], fts: bool) -> list[str]:
+    """The query's parameters: every term as a word prefix (PostgreSQL's tsquery, an
+    FTS5 query) or, without FTS5, one LIKE pattern per term."""
+    if connection.vendor == "postgresql":
+        return [" & ".join(f"'{term}':*" for term in terms)]
+    if fts:
+        return [" ".join(f'"{term}"*' for term in terms)]
+    return [f"%{_escape_like(term)}%" for term in terms]
 
 
 def _escape_like(term: str) -> str:

@@ -263,22 +263,36 @@ def search_items(
     when not ``owned``: anyone's, for staff), the query (``terms`` LIKE patterns without
     FTS5 on SQLite), the limit."""
     sessions, items = table(connection, AgentSession), table(connection, SessionItem)
-    found = f"SELECT i.id, s.session_id, s.title, i.search_text, s.id FROM {items} i "
-    tail = "ORDER BY i.id DESC LIMIT %s"
+    join, match = _search_match(connection, language, fts=fts, terms=terms)
     owner = "s.owner_id = %s AND " if owned else ""
-    if connection.vendor == "postgresql":
-        return (
-            f"{found}JOIN {sessions} s ON s.id = i.session_id WHERE {owner}"
-            f"i.search_text <> '' AND to_tsvector('{language}'::regconfig, i.search_text) "
-            f"@@ to_tsquery('{language}'::regconfig, %s) {tail}"
-        )
-    if fts:
-        return (
-            f"{found}JOIN {SEARCH_FTS} f ON f.rowid = i.id JOIN {sessions} s ON s.id = "
-            f"i.session_id WHERE {owner}{SEARCH_FTS} MATCH %s {tail}"
-        )
-    like = " AND ".join(["i.search_text LIKE %s ESCAPE '\\'"] * terms)
     return (
-        f"{found}JOIN {sessions} s ON s.id = i.session_id WHERE {owner}"
-        f"i.search_text <> '' AND {like} {tail}"
+        f"SELECT i.id, s.session_id, s.title, i.search_text, s.id FROM {items} i {join}"
+        f"JOIN {sessions} s ON s.id = i.session_id WHERE {owner}{match} "
+        "ORDER BY i.id DESC LIMIT %s"
     )
+
+
+def search_conversation_items(
+    connection: BaseDatabaseWrapper, language: str, *, fts: bool, terms: int
+) -> str:
+    """One conversation's items whose text holds every term, in transcript order (the
+    admin's find in a transcript); parameters: the conversation's primary key, the query
+    as for ``search_items``, the limit."""
+    join, match = _search_match(connection, language, fts=fts, terms=terms)
+    return (
+        f"SELECT i.id, i.role, i.item_type, i.search_text FROM {table(connection, SessionItem)} "
+        f"i {join}WHERE i.session_id = %s AND {match} ORDER BY i.id ASC LIMIT %s"
+    )
+
+
+def _search_match(
+    connection: BaseDatabaseWrapper, language: str, *, fts: bool, terms: int
+) -> tuple[str, str]:
+    """The join and the condition that keep the items ``i`` whose text holds every term."""
+    if connection.vendor == "postgresql":
+        vector = f"to_tsvector('{language}'::regconfig, i.search_text)"
+        return "", f"i.search_text <> '' AND {vector} @@ to_tsquery('{language}'::regconfig, %s)"
+    if fts:
+        return f"JOIN {SEARCH_FTS} f ON f.rowid = i.id ", f"{SEARCH_FTS} MATCH %s"
+    like = " AND ".join(["i.search_text LIKE %s ESCAPE '\\'"] * terms)
+    return "", f"i.search_text <> '' AND {like}"

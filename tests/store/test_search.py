@@ -209,3 +209,30 @@ def test_staff_find_anyones_conversations_by_what_was_said() -> None:
     found_pks = search.conversations_with("shared", using="default")
     assert sorted(found_pks) == sorted([first.pk, second.pk])
     assert search.conversations_with("", using="default") == []
+
+
+@pytest.mark.parametrize("like", [False, True], ids=["index", "like-fallback"])
+def test_staff_find_in_one_conversation_in_transcript_order(like: bool) -> None:
+    if like:
+        if connection.vendor != "sqlite":
+            pytest.skip("the LIKE fallback is SQLite's")
+        search.uninstall(connection)  # rolled back with the test's transaction
+    ann, bob = user("ann"), user("bob")
+    shared = ("a shared word", "nothing", "shared again, shared")
+    mine = write(
+        "ann-x",
+        user_message(shared[0]),
+        assistant_message(shared[1]),
+        assistant_message(shared[2]),
+        owner_id=ann.pk,
+    )
+    write("bob-x", user_message("shared too"), owner_id=bob.pk)
+    ids = list(SessionItem.objects.filter(session=mine).order_by("id").values_list("id", flat=True))
+    hits = search.in_conversation(mine.pk, "Shared", using="default")
+    assert [(hit.item_id, hit.role) for hit in hits] == [(ids[0], "user"), (ids[2], "assistant")]
+    assert hits[1].snippet == search.snippet(shared[2], ["shared"])
+    assert [
+        hit.item_id for hit in search.in_conversation(mine.pk, "shared", 1, using="default")
+    ] == [ids[0]]
+    assert search.in_conversation(mine.pk, "shared nothing", using="default") == []
+    assert search.in_conversation(mine.pk, "?!", using="default") == []
