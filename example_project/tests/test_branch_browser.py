@@ -1,16 +1,33 @@
-"""'Branch from here' in the packaged chat, in headless Chromium: a new conversation holds
-exactly what came before the message, offers the message again, and goes its own way."""
+"""'Branch from here' in the packaged chat, in headless Chromium, on both transports.
+
+A conversation of 40 messages, the first of which needed an approval and the second a
+tool call, is branched from its 3rd message: the new conversation holds byte for byte
+the stored items that came before that message and shows exactly them, offers the
+message again, a run on the copied history succeeds, and both conversations go on
+without each other's messages.
+"""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
 
 import pytest
 
 from example_project.tests.conftest import log_in, wait_history
-from example_project.tests.servers import query
+from example_project.tests.servers import (
+    DaphneServer,
+    ServerDatabase,
+    UvicornServer,
+    create_user,
+    query,
+    server_environment,
+)
+from example_project.tests.test_approvals_browser import REQUEST, ask_for_email
 from example_project.tests.test_chat_ui_browser import (  # noqa: F401 - fixtures
-    CONFIRMED,
+    REPLY,
     USER,
     desktop_and_phone,
     docs_screenshot,
@@ -19,60 +36,140 @@ from example_project.tests.test_chat_ui_browser import (  # noqa: F401 - fixture
 from example_project.tests.test_e2e_browser import send, wait_idle
 from tests.browser import axe_violations
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.long(80)]
+
+EMAIL = "Please email everyone about the fire drill on Friday"
+CALCULATION = "Please calculate (12 + 30) * 2"
+# Neither a tool's nor a story's words: the demo model answers these at once, in text.
+MESSAGES = [EMAIL, CALCULATION] + [f"Thing number {n}" for n in range(3, 41)]
+AT = 2  # the 3rd message: the branch carries the approved email and the calculation
 
 PAYLOADS = (
-    "SELECT i.payload FROM django_agent_sessions_sessionitem i "
+    "SELECT i.role, i.payload FROM django_agent_sessions_sessionitem i "
     "JOIN django_agent_sessions_agentsession s ON s.id = i.session_id "
     "WHERE s.session_id = %s ORDER BY i.id"
 )
+# What the page shows of each item: its kind, a message's role, and its text.
+SHOWN = """() => Array.from(document.querySelectorAll('#transcript [data-kind]')).map((node) => [
+  node.dataset.kind, node.dataset.role || '',
+  (node.querySelector('.text, summary') || node).textContent.trim()])"""
+
+
+@pytest.fixture(scope="module", params=["websocket", "sse"])
+def branch_server(request: Any, server_database: ServerDatabase, log_dir: Path) -> Iterator[Any]:
+    # 40 messages and more in well under a minute: past the default rate limit (30 a
+    # minute). The replies stream without the usual pause between words, which would
+    # make the 40 turns take a minute of their own.
+    env = server_environment(server_database.url, RATE_LIMIT="120/m", DEMO_MODEL_DELAY="0")
+    if request.param == "sse":
+        server: DaphneServer = UvicornServer(
+            "branch-sse", log_dir, {**env, "CHAT_TRANSPORT": "sse"}
+        )
+    else:
+        server = DaphneServer("branch", log_dir, env)
+    server.start()
+    yield server
+    server.close()
 
 
 def _session_id(url: str) -> str:
     return url.rstrip("/").rsplit("/", 1)[-1]
 
 
+def stored(server: Any, url: str) -> list[tuple[str, str]]:
+    """The conversation's stored items, (role, payload) in order, from the database."""
+    return [(role, payload) for role, payload in query(server.env, PAYLOADS, (_session_id(url),))]
+
+
+def before_message(items: list[Any], n: int, is_user: Any) -> list[Any]:
+    """``items`` up to (not including) the ``n``-th (from 0) user message."""
+    users = [index for index, item in enumerate(items) if is_user(item)]
+    return items[: users[n]]
+
+
+def texts(page: Any) -> list[str]:
+    """The texts of the user's messages on the page."""
+    return [text.strip() for text in page.locator(f"{USER} .text").all_text_contents()]
+
+
+def open_conversation(page: Any, url: str) -> None:
+    page.goto(url)
+    wait_history(page)
+
+
+def converse(page: Any) -> None:
+    """The 40 messages, each once the previous reply is over; the email approved."""
+    request = ask_for_email(page, MESSAGES[0])
+    request.get_by_role("button", name="Approve").click()
+    page.wait_for_selector(f"{REQUEST}[data-decision='approved']")
+    wait_idle(page)
+    for text in MESSAGES[1:]:
+        send(page, text)
+        wait_idle(page)
+
+
+def answer(page: Any, text: str) -> str:
+    """Send ``text`` in the conversation shown; the demo model's reply to it."""
+    replies = page.locator(REPLY).count()
+    send(page, text)
+    wait_idle(page)
+    reply = page.locator(f"{REPLY} .text").nth(replies)
+    return str(reply.text_content()).strip()
+
+
 @desktop_and_phone("chat-branch")
-def test_a_branch_from_a_message_goes_its_own_way(
-    chat_server,
-    chat_user,
+def test_a_branch_from_the_third_of_forty_messages_goes_its_own_way(
+    branch_server,
     new_page,  # noqa: F811
     name,
     options,
 ):
+    server = branch_server
     page = new_page(**options)
-    log_in(page, chat_server.url, chat_user)
-    for text in ("Please calculate (12 + 30) * 2", "Hello there", "And a third thing"):
-        send(page, text)
-        wait_idle(page)
+    log_in(page, server.url, create_user(server.env))
+    converse(page)
     original = page.url
-    page.reload()  # stored messages have their ids: each may be branched from
-    wait_history(page)
+    open_conversation(page, original)  # stored messages have their ids: each may be branched
+    assert texts(page) == MESSAGES
+    title = page.locator("#conversation-title").text_content()
+    everything = page.evaluate(SHOWN)
+    shown = before_message(everything, AT, lambda node: node[:2] == ["message", "user"])
+    turn = ["message", "reasoning", "tool_call", "tool_output", "message"]
+    assert [node[0] for node in shown] == turn + turn  # the email's and the calculation's
+    assert page.locator(REQUEST).count() == 0  # nothing waits for an approval any more
+    items = stored(server, original)
+    assert [role for role, _ in items].count("user") == len(MESSAGES)
 
-    page.locator(USER).nth(1).get_by_role("button", name="Branch from here").click()
+    page.locator(USER).nth(AT).get_by_role("button", name="Branch from here").click()
     page.wait_for_url(lambda url: url != original and re.search(r"/c/[0-9a-f]{32}/$", url))
     wait_history(page)
+    branch = page.url
+    copied = stored(server, branch)
+    assert copied == before_message(items, AT, lambda item: item[0] == "user")  # byte for byte
+    assert page.evaluate(SHOWN) == shown  # exactly those, as the original showed them
     box = page.get_by_label("Message", exact=True)
-    assert box.input_value() == "Hello there"  # offered again, to change first
-    assert page.locator(USER).all_text_contents()[0].count("Please calculate") == 1
-    assert page.locator(USER).count() == 1
-    assert page.locator('[data-kind="tool_call"]').count() == 1
-    heading = page.locator("#conversation-title")
-    assert heading.text_content() == "Please calculate (12 + 30) * 2 (branch)"
+    assert box.input_value() == MESSAGES[AT]  # offered again, to send or change first
+    assert page.locator("#conversation-title").text_content() == f"{title} (branch)"
     origin = page.locator(".branched-from a")
-    assert origin.text_content() == "Please calculate (12 + 30) * 2"
+    assert origin.text_content() == title
     assert origin.get_attribute("href").endswith(f"/c/{_session_id(original)}/")
-    copied = query(chat_server.env, PAYLOADS, (_session_id(page.url),))
-    assert copied == query(chat_server.env, PAYLOADS, (_session_id(original),))[: len(copied)]
     assert axe_violations(page) == []
     docs_screenshot(page, name)
 
-    box.fill("Hello there, another way")
-    box.press("Enter")
-    page.locator(CONFIRMED).nth(1).wait_for()
-    wait_idle(page)
-    assert page.locator(USER).count() == 2
-    page.goto(original)  # the original is as it was
-    wait_history(page)
-    page.locator(USER).nth(2).wait_for()
-    assert page.locator(USER).count() == 3
+    # A run on the copied history: the model is given both copied messages and the new one.
+    reply = answer(page, "In the branch, something else")
+    assert "You said: “In the branch, something else”" in reply
+    assert "You have sent me 3 messages" in reply
+    assert stored(server, branch)[: len(copied)] == copied
+
+    open_conversation(page, original)  # the original is as it was, and goes on
+    assert texts(page) == MESSAGES
+    reply = answer(page, "In the original, one more")
+    assert "You have sent me 41 messages" in reply
+    assert texts(page) == [*MESSAGES, "In the original, one more"]
+    assert stored(server, original)[: len(items)] == items
+
+    open_conversation(page, branch)  # the branch never shows the original's new message
+    users = texts(page)
+    assert users == [*MESSAGES[:AT], "In the branch, something else"]
+    assert page.evaluate(SHOWN)[: len(shown)] == shown

@@ -29,9 +29,6 @@ from example_project.tests.test_attachments_browser import (  # noqa: F401 - run
     test_files_are_attached_sent_described_and_shown_after_a_reload,
     test_what_cannot_be_sent_is_refused_with_a_reason,
 )
-from example_project.tests.test_branch_browser import (  # noqa: F401 - run over SSE
-    test_a_branch_from_a_message_goes_its_own_way,
-)
 from example_project.tests.test_chat_ui_browser import new_page  # noqa: F401 - its fixture
 from example_project.tests.test_e2e_browser import (  # noqa: F401 - run over SSE
     context,
