@@ -9,6 +9,7 @@ import base64
 import hashlib
 import io
 from pathlib import Path
+from typing import Any
 
 import pytest
 from asgiref.sync import async_to_sync
@@ -68,7 +69,7 @@ def test_export_and_import_move_the_files_to_another_database_and_storage(
     assert out.getvalue() == "Imported 1 conversation(s) with 2 item(s).\n"
 
     moved = DjangoSession("c-moved", owner=owner, using=fresh_database)
-    got = async_to_sync(moved.get_items)()
+    got: list[Any] = list(async_to_sync(moved.get_items)())
     assert got == items
     parts = got[0]["content"]
     assert base64.b64decode(parts[1]["image_url"].split(",", 1)[1]) == image
