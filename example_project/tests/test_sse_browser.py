@@ -4,7 +4,8 @@ The example project with ``CHAT_TRANSPORT=sse`` under uvicorn: the page streams 
 ``EventSource`` and sends its frames as POSTs. Each stream ends after 4 seconds
 (``SSE_STREAM_SECONDS``), so every long reply below crosses several reconnections: the
 browser sends ``Last-Event-ID`` and the server answers with the conversation's state.
-The websocket's browser tests run here as they are, on this server.
+The websocket's browser tests run here as they are, on this server: conversations, tool
+calls, stop, reload, approvals, files, and rating a reply.
 """
 
 from __future__ import annotations
@@ -28,6 +29,9 @@ from example_project.tests.test_approvals_browser import (  # noqa: F401 - run o
 from example_project.tests.test_attachments_browser import (  # noqa: F401 - run over SSE
     test_files_are_attached_sent_described_and_shown_after_a_reload,
     test_what_cannot_be_sent_is_refused_with_a_reason,
+)
+from example_project.tests.test_chat_turns_browser import (  # noqa: F401 - run over SSE
+    test_a_reply_is_rated_with_the_keyboard_and_stays_rated,
 )
 from example_project.tests.test_chat_ui_browser import new_page  # noqa: F401 - its fixture
 from example_project.tests.test_e2e_browser import (  # noqa: F401 - run over SSE
