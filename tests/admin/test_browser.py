@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
+from django.conf import settings
 from django.contrib.auth.models import User
 from django.urls import reverse
 
+from django_agent_sessions.models import SessionItem
 from tests.browser import browser, save_screenshot  # noqa: F401  (the fixture)
 from tests.conversations import XSS_IMG, XSS_SCRIPT, make_conversation, transcript_items, xss_items
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True), pytest.mark.once]
+
+CHANGE = "admin:django_agent_sessions_agentsession_change"
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -98,4 +104,66 @@ def test_transcript_follows_the_admin_dark_theme(browser, live_server):  # noqa:
     colour = page.locator(".agent-entry").first.evaluate("e => getComputedStyle(e).color")
     red, green, blue = (int(c) for c in colour[colour.index("(") + 1 : -1].split(",")[:3])
     assert min(red, green, blue) > 150, colour  # light text on the dark theme
+    page.close()
+
+
+def test_staff_find_words_in_a_transcript_and_land_on_the_item(browser, live_server):  # noqa: F811
+    User.objects.create_superuser("staff", "staff@example.com", "pw-staff")
+    support = make_conversation(
+        "support-77",
+        [
+            {"role": "user", "content": "My order #1042 arrived broken. Can I get a refund?"},
+            {
+                "role": "assistant",
+                "content": "I'm sorry! A refund or a replacement: which do you prefer?",
+            },
+            {"role": "user", "content": "A replacement, please, and quickly."},
+            {
+                "role": "assistant",
+                "content": "Done: a replacement ships tomorrow. No refund is needed.",
+            },
+            {"role": "user", "content": "Thanks!"},
+        ],
+        title="Broken order",
+    )
+    texts = [f"Question {n} about the order" for n in range(130)]
+    texts[117] = "Where is the <b>tracking number</b> for parcel 7?"
+    long = make_conversation(
+        "support-long",
+        [{"role": ("user", "assistant")[n % 2], "content": text} for n, text in enumerate(texts)],
+    )
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    log_in(page, live_server)
+
+    page.goto(live_server.url + reverse(CHANGE, args=[support.pk]))
+    page.get_by_role("searchbox", name="Find in this conversation").fill("refund")
+    page.keyboard.press("Enter")
+    page.wait_for_selector(".agent-find-results")
+    assert "3 items match “refund”." in page.inner_text(".agent-transcript-find")
+    marks = page.locator(".agent-find-results mark").all_inner_texts()
+    assert [mark.lower() for mark in marks] == ["refund", "refund", "refund"]
+    save_screenshot(page, "admin-transcript-find")
+
+    page.goto(live_server.url + reverse(CHANGE, args=[long.pk]))
+    page.get_by_role("searchbox", name="Find in this conversation").fill("tracking num")
+    page.keyboard.press("Enter")
+    page.wait_for_selector(".agent-find-results")
+    result = page.locator(".agent-find-results li")
+    assert result.count() == 1
+    assert "<b>tracking number</b>" in result.inner_text()  # the message's HTML as text
+    result.get_by_role("link").click()
+    page.wait_for_url("**page=2**")
+    target = page.locator(":target")
+    target.wait_for()
+    item = SessionItem.objects.filter(session=long).order_by("id").values_list("id", flat=True)[117]
+    assert target.get_attribute("id") == f"item-{item}"
+    assert "Where is the <b>tracking number</b> for parcel 7?" in target.inner_text()
+    assert "Page 2 of 2 (130 items)" in page.inner_text(".agent-transcript-pages")
+    box = target.bounding_box()
+    assert box is not None
+    assert 0 <= box["y"] < 900  # scrolled to it
+    outline = target.evaluate("e => getComputedStyle(e).outlineStyle")
+    assert outline == "solid"  # and highlighted
+    path = Path(settings.ARTIFACTS_DIR) / "screenshots" / "admin-transcript-find-landed.png"
+    page.screenshot(path=str(path))  # the window the link lands on, not the whole page
     page.close()

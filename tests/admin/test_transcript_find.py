@@ -151,8 +151,16 @@ def test_finding_costs_the_same_queries_for_one_match_or_fifty(viewer):
 def test_the_form_keeps_the_lists_filters_and_restarts_the_pages(viewer):
     conversation = make_conversation("c-find", said("parcel"))
     response = found(viewer, conversation, "parcel", page="3", _changelist_filters="q=x")
-    assert '<input type="hidden" name="_changelist_filters" value="q=x">' in response.text
-    assert 'name="page"' not in response.text.split('role="search"')[1].split("</form>")[0]
+    page = response.text
+    kept = '<input type="hidden" form="agent-find" name="_changelist_filters" value="q=x">'
+    assert kept in page
+    assert 'form="agent-find" name="page"' not in page
+    # Not nested in the page's POST form (a browser would submit that one instead): the
+    # GET form stands before it, and the fields name it.
+    assert page.index('<form id="agent-find" method="get"></form>') < page.index(
+        'id="agentsession_form"'
+    )
+    assert '<input type="search" form="agent-find" id="agent-find-query" name="find"' in page
     assert f"_changelist_filters=q%3Dx#item-{item_ids(conversation)[0]}" in response.text
 
 
