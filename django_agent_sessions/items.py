@@ -221,21 +221,30 @@ CALLS_WITH_OUTPUTS = frozenset(
 
 
 def drop_unanswered_calls(items: list[Any]) -> list[Any]:
-    """Remove the tool calls whose output is not among ``items``: a history cut after a
-    call, or a run waiting for an approval, would give the model a call without its
-    output, which the model API rejects."""
+    """Remove the tool calls whose output is not among ``items``, and the reasoning that
+    led only to them: a history cut after a call, or a run waiting for an approval, would
+    give the model a call without its output, or a reasoning item without the item that
+    followed it (``[user, reasoning, call]`` left as ``[user, reasoning]``), both of which
+    the model API rejects."""
     answered = {
         item.get("call_id") for item in items if isinstance(item, Mapping) and is_call_output(item)
     }
-    return [
-        item
-        for item in items
-        if not (
-            isinstance(item, Mapping)
-            and item.get("type") in CALLS_WITH_OUTPUTS
-            and item.get("call_id") not in answered
-        )
-    ]
+    kept: list[Any] = []
+    reasoning: list[Any] = []  # waiting for the item that followed it
+    dropped = False  # a call dropped since the waiting reasoning
+    for item in items:
+        kind = item.get("type") if isinstance(item, Mapping) else None
+        if kind == "reasoning":
+            reasoning.append(item)
+        elif kind in CALLS_WITH_OUTPUTS and item.get("call_id") not in answered:
+            dropped = True
+        else:
+            # After a dropped call, only another call of the same response keeps it.
+            if not dropped or (isinstance(kind, str) and kind.endswith("_call")):
+                kept += reasoning
+            kept.append(item)
+            reasoning, dropped = [], False
+    return kept  # reasoning that ends the items had its following item cut off
 
 
 def _is_id(value: Any) -> TypeGuard[str]:

@@ -171,7 +171,8 @@ class DjangoSession(SessionABC):
 
         The copy is exact (``get_items`` of the branch gives the same items as this
         one's, files included) but for tool calls whose output it does not hold (a cut
-        after a call, a call waiting for an approval), which the model API would refuse.
+        after a call, a call waiting for an approval) and the reasoning that led only to
+        them, which the model API would refuse.
         The branch has the same owner, is titled after this conversation, and names it
         (``AgentSession.branched_from``, ``branched_at_item_id``); its files are its own
         copies. One transaction. Raises ``ValueError`` if ``new_session_id`` is taken,

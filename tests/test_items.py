@@ -87,3 +87,20 @@ def test_calls_without_their_output_are_dropped_and_hosted_calls_kept():
     question = {"role": "user", "content": "hi"}
     kept = [question, answered, output, search]
     assert drop_unanswered_calls([question, answered, call, output, search]) == kept
+
+
+def test_the_reasoning_of_a_dropped_call_goes_with_it():
+    question = {"role": "user", "content": "hi"}
+    thought = {"type": "reasoning", "id": "rs_1", "summary": []}
+    call = {"type": "function_call", "call_id": "a", "name": "f", "arguments": "{}"}
+    answered = {"type": "function_call", "call_id": "b", "name": "f", "arguments": "{}"}
+    output = {"type": "function_call_output", "call_id": "b", "output": "1"}
+    reply = {"role": "assistant", "content": "1"}
+    assert drop_unanswered_calls([question, thought, call]) == [question]
+    assert drop_unanswered_calls([question, thought]) == [question]  # cut right after it
+    assert drop_unanswered_calls([question, thought, call, question]) == [question, question]
+    # A call of the same response still follows it; one that was answered keeps it.
+    both = [question, thought, call, answered, output, reply]
+    assert drop_unanswered_calls(both) == [question, thought, answered, output, reply]
+    kept = [question, thought, answered, output, thought, reply]
+    assert drop_unanswered_calls(kept) == kept

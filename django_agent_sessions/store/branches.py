@@ -2,10 +2,11 @@
 
 ``fork`` reads the source's items up to ``up_to_item_id`` whole (files included, as
 ``get_items`` gives them), leaves out tool calls whose output is not in the copy (a cut
-after a call, a call waiting for approval), and writes them to the new conversation in
-one transaction: its row first (same owner, titled after the source, linked to it), then
-the items, each file stored again for the new conversation (a branch's files are its own:
-deleting either conversation never takes the other's). Item ids only grow, so the copy
+after a call, a call waiting for approval) and the reasoning that led only to them, and
+writes them to the new conversation in one transaction: its row first (same owner,
+titled after the source, linked to it), then the items, each file stored again for the
+new conversation (a branch's files are its own: deleting either conversation never
+takes the other's). Item ids only grow, so the copy
 is the same whatever is written to the source meanwhile.
 """
 

@@ -77,6 +77,35 @@ async def test_a_call_is_never_copied_without_its_output(session_id):
     assert await whole.get_items() == (await source.get_items())[:-1]
 
 
+async def test_no_reasoning_is_copied_without_what_followed_it(session_id):
+    # The model API refuses a reasoning item without the item that followed it: the
+    # reasoning of a call left out goes with the call.
+    source = DjangoSession(session_id)
+    question = {"role": "user", "content": "question 0"}
+    thought = {"type": "reasoning", "id": "rs_1", "summary": []}
+    answer = {"role": "assistant", "content": "answer 0"}
+    await source.add_items([question, thought, _call(0), _output(0), answer, question, thought])
+    await source.add_items([_call(1)])  # waiting for an approval
+    ids = await _ids(session_id)
+    copies = {
+        "b-waiting": None,
+        "b-at-call": ids[2],
+        "b-at-thought": ids[1],
+        "b-at-output": ids[3],
+    }
+    for name, up_to in copies.items():
+        await source.fork(name, up_to_item_id=up_to)
+    items = await source.get_items()
+    assert await DjangoSession("b-waiting").get_items() == [*items[:5], question]
+    assert await DjangoSession("b-at-call").get_items() == [question]
+    assert await DjangoSession("b-at-thought").get_items() == [question]
+    assert await DjangoSession("b-at-output").get_items() == items[:4]
+    model = ScriptedModel([ModelStep(output=[assistant_message("Sent.")])])
+    branch = DjangoSession("b-waiting")
+    result = await Runner.run(Agent(name="A", model=model), "send it", session=branch)
+    assert result.final_output == "Sent."
+
+
 async def test_files_are_the_branchs_own(session_id, file_storage):
     source = DjangoSession(session_id)
     message = image_message(png(300, 300))
