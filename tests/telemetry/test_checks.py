@@ -46,7 +46,7 @@ def test_a_mistake_is_an_error_that_names_it(settings: Any, value: Any, named: s
     [error] = check_telemetry()
     assert error.id == E090
     assert named in error.msg
-    assert "TRACE_URL" in error.hint
+    assert "TRACE_URL" in str(error.hint)
 
 
 def test_the_check_is_registered(settings: Any) -> None:
