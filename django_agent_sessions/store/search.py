@@ -8,6 +8,11 @@ transaction, raw SQL included: PostgreSQL has a GIN index on the column's text s
 vector (in ``AGENT_SESSIONS["SEARCH"]["LANGUAGE"]``, "simple" by default); SQLite an FTS5
 table kept by triggers, or, where SQLite lacks FTS5, a scan of the user's items with
 LIKE (slower, and matching inside words). ``agent_sessions_reindex`` rebuilds both.
+SQLite's triggers add items a batch at a time (one FTS5 write per item doubled the cost
+of ``add_items``); a search matches the items of the batch to come in a temporary FTS5
+table of its own. PostgreSQL's search matches a user's newest items one by one before it
+asks the index (a common word's list in the index is long). Why, and the FTS5 table's
+options: ``search_statements``.
 
 A query's words must all occur, each as the start of a word (anywhere in a title).
 Hits carry their snippet as segments of plain text, the matches marked, never HTML.
@@ -28,7 +33,7 @@ from django_agent_sessions import serialization
 from django_agent_sessions.conf import app_settings
 from django_agent_sessions.items import search_text
 from django_agent_sessions.models import AgentSession, SessionItem
-from django_agent_sessions.store import statements
+from django_agent_sessions.store import search_statements, statements
 
 #: At most this many words of a query are searched for.
 MAX_TERMS = 8
@@ -105,8 +110,12 @@ def in_conversation(session_pk: int, query: str, limit: int = 50, *, using: str)
     connection = connections[using]
     fts = has_fts(connection)
     sql = statements.search_conversation_items(connection, language(), fts=fts, terms=len(terms))
+    matched = _matched(connection, terms, fts)
+    if fts:  # the FTS5 table's matches, and those of the items it does not hold yet
+        matched *= 2
+        _pending(connection, "conversation", [session_pk])
     with connection.cursor() as cursor:
-        cursor.execute(sql, [session_pk, *_matched(connection, terms, fts), limit])
+        cursor.execute(sql, [session_pk, *matched, limit])
         rows = cursor.fetchall()
     return [ItemHit(pk, role, kind, snippet(text, terms)) for pk, role, kind, text in rows]
 
@@ -120,12 +129,54 @@ def _items(
     connection: BaseDatabaseWrapper, owner: list[Any], terms: list[str], limit: int
 ) -> list[Any]:
     fts = has_fts(connection)
+    matched: list[Any] = _matched(connection, terms, fts)
+    if connection.vendor == "postgresql" and owner:
+        return _newest_first(connection, owner, matched[0], limit)
     sql = statements.search_items(
         connection, language(), fts=fts, terms=len(terms), owned=bool(owner)
     )
+    found: list[Any] = []
     with connection.cursor() as cursor:
-        cursor.execute(sql, [*owner, *_matched(connection, terms, fts), limit])
-        return list(cursor.fetchall())
+        if fts:  # the items the FTS5 table does not hold yet are the newest
+            indexed_to = _pending(connection, "owner" if owner else "all", owner)
+            cursor.execute(search_statements.search_pending_items(connection), [*matched, limit])
+            found, matched = list(cursor.fetchall()), [*matched, indexed_to]
+        if len(found) < limit:
+            cursor.execute(sql, [*owner, *matched, limit - len(found)])
+            found += cursor.fetchall()
+    return found
+
+
+def _pending(connection: BaseDatabaseWrapper, scope: str, values: list[Any]) -> int:
+    """SQLite: put the items written since the FTS5 table's last batch (the owner's or
+    the conversation's ``values``, or all: ``scope``) in the connection's temporary FTS5
+    table; the id up to which the FTS5 table holds the items."""
+    with connection.cursor() as cursor:
+        cursor.execute(search_statements.INDEXED_TO)
+        indexed_to = int(cursor.fetchone()[0])
+        for sql in search_statements.PENDING_TABLE:
+            cursor.execute(sql)
+        cursor.execute(search_statements.search_pending(connection, scope), [indexed_to, *values])
+    return indexed_to
+
+
+def _newest_first(
+    connection: BaseDatabaseWrapper, owner: list[Any], query: str, limit: int
+) -> list[Any]:
+    """PostgreSQL: the user's newest items matched one by one, then, if they hold fewer
+    than ``limit`` matches, the older ones through the index."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            search_statements.search_recent(connection, language()), [*owner, query, limit]
+        )
+        rows = cursor.fetchall()
+        found = [row[2:] for row in rows if row[2] is not None]
+        oldest, count = rows[0][0], rows[0][1]
+        if len(found) < limit and count == search_statements.RECENT_ITEMS:
+            sql = search_statements.search_older(connection, language())
+            cursor.execute(sql, [*owner, oldest, query, limit - len(found)])
+            found += cursor.fetchall()
+    return found
 
 
 def _matched(connection: BaseDatabaseWrapper, terms: list[str], fts: bool) -> list[str]:
@@ -177,7 +228,7 @@ def language() -> str:
 
 
 def has_fts(connection: BaseDatabaseWrapper) -> bool:
-    """Whether this SQLite database has the FTS5 search table."""
+    """Whether this SQLite database has the FTS5 search table (as ``install`` makes it)."""
     if connection.vendor != "sqlite":
         return False
     with connection.cursor() as cursor:
@@ -187,21 +238,22 @@ def has_fts(connection: BaseDatabaseWrapper) -> bool:
 
 def install(connection: BaseDatabaseWrapper) -> None:
     """(Re)create the index: PostgreSQL's in the configured language; SQLite's FTS5
-    table and triggers where SQLite has FTS5, rebuilt from the items' text."""
+    table and triggers where SQLite has FTS5, rebuilt from the items' text. In one
+    transaction: SQLite's rebuild must hold exactly the items up to its mark."""
     fts = False
     if connection.vendor == "postgresql" and connection.in_atomic_block:
         connection.check_constraints()  # no CREATE INDEX while checks are pending
-    with connection.cursor() as cursor:
+    with transaction.atomic(using=connection.alias), connection.cursor() as cursor:
         if connection.vendor == "sqlite":
             cursor.execute(statements.FTS5_AVAILABLE)
             fts = bool(cursor.fetchone()[0])
-        for sql in statements.search_install(connection, language(), fts=fts):
+        for sql in search_statements.search_install(connection, language(), fts=fts):
             cursor.execute(sql)
 
 
 def uninstall(connection: BaseDatabaseWrapper) -> None:
     with connection.cursor() as cursor:
-        for sql in statements.search_uninstall(connection):
+        for sql in search_statements.search_uninstall(connection):
             cursor.execute(sql)
 
 

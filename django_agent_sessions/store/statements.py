@@ -207,53 +207,14 @@ NOTIFY = "SELECT pg_notify(%s, %s)"
 # Content search (``store.search``). PostgreSQL: a GIN index on the items' text search
 # vector, in the configured language (a name ``store.search`` checked: only letters,
 # digits and underscores). SQLite: an FTS5 table over the items' ``search_text``
-# (external content), kept by triggers in the writing transaction, whatever the write.
+# (external content), kept by triggers in the writing transaction, whatever the write, a
+# batch at a time: the items above ``SEARCH_STATE``'s id are matched in the searching
+# connection's temporary FTS5 table (the index's own SQL: ``search_statements``).
 SEARCH_INDEX = "agent_item_search"
 SEARCH_FTS = "agent_sessions_search"
+SEARCH_STATE, SEARCH_PENDING = f"{SEARCH_FTS}_state", f"{SEARCH_FTS}_pending"
 FTS5_AVAILABLE = "SELECT sqlite_compileoption_used('ENABLE_FTS5')"
-FTS_EXISTS = f"SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '{SEARCH_FTS}'"
-
-
-def search_install(connection: BaseDatabaseWrapper, language: str, *, fts: bool) -> list[str]:
-    """The statements that (re)create the search index; ``fts``: SQLite has FTS5."""
-    items, name = table(connection, SessionItem), SessionItem._meta.db_table
-    if connection.vendor == "postgresql":
-        return [
-            f"DROP INDEX IF EXISTS {SEARCH_INDEX}",
-            f"CREATE INDEX {SEARCH_INDEX} ON {items} USING gin "
-            f"(to_tsvector('{language}'::regconfig, search_text)) WHERE search_text <> ''",
-        ]
-    if not fts:
-        return []
-    fts_table, add, remove = SEARCH_FTS, "new.search_text <> ''", "old.search_text <> ''"
-    insert = f"INSERT INTO {fts_table}(rowid, search_text) SELECT new.id, new.search_text"
-    delete = (
-        f"INSERT INTO {fts_table}({fts_table}, rowid, search_text) "
-        "SELECT 'delete', old.id, old.search_text"
-    )
-    return [
-        *search_uninstall(connection),
-        f"CREATE VIRTUAL TABLE {fts_table} USING fts5(search_text, content='{name}', "
-        "content_rowid='id')",
-        f"CREATE TRIGGER {fts_table}_insert AFTER INSERT ON {items} BEGIN {insert} "
-        f"WHERE {add}; END",
-        f"CREATE TRIGGER {fts_table}_delete AFTER DELETE ON {items} BEGIN {delete} "
-        f"WHERE {remove}; END",
-        f"CREATE TRIGGER {fts_table}_update AFTER UPDATE OF search_text ON {items} BEGIN "
-        f"{delete} WHERE {remove}; {insert} WHERE {add}; END",
-        f"INSERT INTO {fts_table}({fts_table}) VALUES ('rebuild')",
-    ]
-
-
-def search_uninstall(connection: BaseDatabaseWrapper) -> list[str]:
-    if connection.vendor == "postgresql":
-        return [f"DROP INDEX IF EXISTS {SEARCH_INDEX}"]
-    triggers = [f"DROP TRIGGER IF EXISTS {SEARCH_FTS}_{when}" for when in ("insert", "delete")]
-    return [
-        *triggers,
-        f"DROP TRIGGER IF EXISTS {SEARCH_FTS}_update",
-        f"DROP TABLE IF EXISTS {SEARCH_FTS}",
-    ]
+FTS_EXISTS = f"SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '{SEARCH_STATE}'"
 
 
 def search_items(
@@ -261,14 +222,17 @@ def search_items(
 ) -> str:
     """A user's newest items whose text holds every term; parameters: the owner (none
     when not ``owned``: anyone's, for staff), the query (``terms`` LIKE patterns without
-    FTS5 on SQLite), the limit."""
+    FTS5 on SQLite; with it, then ``INDEXED_TO``'s id), the limit."""
     sessions, items = table(connection, AgentSession), table(connection, SessionItem)
     join, match = _search_match(connection, language, fts=fts, terms=terms)
-    owner = "s.owner_id = %s AND " if owned else ""
+    owner, items, order = ("s.owner_id = %s AND " if owned else ""), f"{items} i", "i.id"
+    if fts:  # FTS5 goes newest first and stops at the limit, up to the id after the query
+        items, join, order = f"{SEARCH_FTS} f JOIN {items} ON i.id = f.rowid", "", "f.rowid"
+        match += " AND f.rowid <= %s"  # (above it: search_statements.search_pending_items)
     return (
-        f"SELECT i.id, s.session_id, s.title, i.search_text, s.id FROM {items} i {join}"
+        f"SELECT i.id, s.session_id, s.title, i.search_text, s.id FROM {items} {join}"
         f"JOIN {sessions} s ON s.id = i.session_id WHERE {owner}{match} "
-        "ORDER BY i.id DESC LIMIT %s"
+        f"ORDER BY {order} DESC LIMIT %s"
     )
 
 
@@ -277,10 +241,12 @@ def search_conversation_items(
 ) -> str:
     """One conversation's items whose text holds every term, in transcript order (the
     admin's find in a transcript); parameters: the conversation's primary key, the query
-    as for ``search_items``, the limit."""
+    as for ``search_items`` (twice with FTS5: the table, then ``search_pending``'s), the
+    limit."""
     join, match = _search_match(connection, language, fts=fts, terms=terms)
     if fts:  # FTS5's matches read once: joined, SQLite ran the MATCH for every item
-        join, match = "", f"i.id IN (SELECT rowid FROM {SEARCH_FTS} WHERE {match})"
+        pending = f"i.id IN (SELECT rowid FROM {SEARCH_PENDING} WHERE {SEARCH_PENDING} MATCH %s)"
+        join, match = "", f"(i.id IN (SELECT rowid FROM {SEARCH_FTS} WHERE {match}) OR {pending})"
     return (
         f"SELECT i.id, i.role, i.item_type, i.search_text FROM {table(connection, SessionItem)} "
         f"i {join}WHERE i.session_id = %s AND {match} ORDER BY i.id ASC LIMIT %s"

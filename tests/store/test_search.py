@@ -15,7 +15,14 @@ from django.test import override_settings
 
 from django_agent_sessions import items, serialization
 from django_agent_sessions.models import AgentSession, SessionItem
-from django_agent_sessions.store import branches, compaction, importing, removal, search
+from django_agent_sessions.store import (
+    branches,
+    compaction,
+    importing,
+    removal,
+    search,
+    search_statements,
+)
 from django_agent_sessions.store import items as stored_items
 from tests.conftest import assistant_message, user_message
 from tests.store.helpers import encode, scope, user, write
@@ -172,22 +179,41 @@ def step(rng: random.Random, owners: list[Any], serial: list[int]) -> None:
         importing.insert([conversation], conversation_batch=10, item_batch=10)
 
 
-@pytest.mark.parametrize("like", [False, True], ids=["index", "like-fallback"])
+@pytest.mark.parametrize("mode", ["index", "small-batches", "like-fallback"])
 def test_search_equals_a_scan_after_random_writes(
-    like: bool, monkeypatch: pytest.MonkeyPatch
+    mode: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    if like:
+    if mode == "like-fallback":
         if connection.vendor != "sqlite":
             pytest.skip("the LIKE fallback is SQLite's")
         monkeypatch.setattr(search, "has_fts", lambda connection: False)
+    if mode == "small-batches":  # SQLite's index takes a batch every 3 items, PostgreSQL's
+        monkeypatch.setattr(search_statements, "PENDING_ITEMS", 3)  # search asks the index
+        monkeypatch.setattr(search_statements, "RECENT_ITEMS", 3)  # past 3 newest items
+        search.install(connection)
     owners = [user(f"user{n}").pk for n in range(3)]
     rng, serial = random.Random(35), list[int]()
     for round_ in range(80):
         step(rng, owners, serial)
         if round_ % 8 == 7:
-            for owner in owners:
-                for query in ("apple", "ban", "cherry fig", "grape hazel elder", "zzz"):
-                    assert found(owner, query) == brute_force(owner, query), query
+            for query in ("apple", "ban", "cherry fig", "grape hazel elder", "zzz"):
+                expected = {owner: brute_force(owner, query) for owner in owners}
+                for owner in owners:
+                    assert found(owner, query) == expected[owner], query
+                assert_staff_find(query, set().union(*expected.values()))
+
+
+def assert_staff_find(query: str, expected: set[tuple[str, int | None]]) -> None:
+    """The admin's searches find what a scan finds: conversations, and items in each."""
+    items = {(session_id, item) for session_id, item in expected if item is not None}
+    pks = dict(AgentSession.objects.values_list("session_id", "pk"))
+    listed = search.conversations_with(query, using="default")
+    assert sorted(listed) == sorted({pks[session_id] for session_id, _ in items}), query
+    for session_id, pk in pks.items():
+        hits = search.in_conversation(pk, query, 500, using="default")
+        assert {(session_id, hit.item_id) for hit in hits} == {
+            found for found in items if found[0] == session_id
+        }, query
 
 
 def test_reindex_rebuilds_a_lost_index() -> None:
