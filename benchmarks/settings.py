@@ -53,6 +53,11 @@ else:
         }
     }
 
+# More databases of the same kind (``BENCH_DB_NAMES``, comma-separated), as aliases "db1",
+# "db2", ...: a benchmark that compares databases in one process (benchmarks/search.py).
+for _index, _other in enumerate(filter(None, os.environ.get("BENCH_DB_NAMES", "").split(","))):
+    DATABASES[f"db{_index + 1}"] = {**DATABASES["default"], "NAME": _other}
+
 AGENT_SESSIONS = {
     "THREAD_SENSITIVE": os.environ.get("BENCH_THREAD_SENSITIVE", "1") == "1",
 }

@@ -174,3 +174,18 @@ def test_tracing_benchmark_runs(start: Start, tmp_path: Path) -> None:
     [verdict] = result["targets"]
     assert verdict["ratio"] > 0, verdict  # speed is a result, not this test's check
     assert "Tracing overhead" in output
+
+
+def test_search_benchmark_runs(start: Start, tmp_path: Path) -> None:
+    db = os.environ.get("AGENT_SESSIONS_TEST_DB", "sqlite")
+    output = _finish(start("benchmarks.search", tmp_path, "--db", db))
+    result = json.loads((tmp_path / f"search-{db}-latest.json").read_text())
+    latency, writes = result["latency"], result["writes"]
+    assert latency["scale"]["conversations"] == 100, output[-3000:]
+    assert (latency["all"]["n"], latency["all"]["p95_ms"] > 0) == (48, True), latency
+    assert latency["kinds"]["common word"]["hits"] > 0, latency  # the index finds them
+    assert latency["kinds"]["absent word"]["hits"] == 0, latency
+    assert set(writes["modes"]) == {"no index", "index"}, writes
+    assert writes["modes"]["index"]["ratio"] > 0, writes  # speed is a result, not a check
+    assert "target < 200 ms" in output, output[-3000:]
+    assert "target <= 1.15" in output, output[-3000:]
