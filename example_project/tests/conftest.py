@@ -79,3 +79,18 @@ def wait_history(page: Any) -> None:
     page.wait_for_function(
         "performance.getEntriesByName('das:history-shown').length > 0", timeout=15_000
     )
+
+
+@pytest.fixture
+def console_problems() -> list[str]:
+    """The script errors and console errors a page fixture collects (``test_e2e_browser``'s
+    ``page``): a test that expects some takes those out before the fixture checks."""
+    return []
+
+
+def a_failed_reconnection(problem: str) -> bool:
+    """Chromium's console error for an attempt of the page to open its socket that the
+    server refused or closed (stopped, or still stopping or starting)."""
+    return problem.startswith("console error: WebSocket connection to 'ws://") and (
+        "/ws/agent-sessions/" in problem and "' failed: " in problem
+    )
