@@ -35,13 +35,23 @@ def data_url(data: bytes, content_type: str = "image/png") -> str:
 
 
 def image_message(data: bytes, text: str = "What is in this picture?") -> dict[str, Any]:
-    return {
-        "role": "user",
-        "content": [
-            {"type": "input_text", "text": text},
-            {"type": "input_image", "image_url": data_url(data), "detail": "auto"},
-        ],
-    }
+    return files_message(text, image=data)
+
+
+def files_message(
+    text: str, *, image: bytes | None = None, file: tuple[str, str, bytes] | None = None
+) -> dict[str, Any]:
+    """A person's message as the chat sends it: ``text``, then an inline PNG ``image``
+    and a ``file`` given as (name, content type, bytes), each if given."""
+    content: list[dict[str, Any]] = [{"type": "input_text", "text": text}]
+    if image is not None:
+        content.append({"type": "input_image", "image_url": data_url(image), "detail": "auto"})
+    if file is not None:
+        name, content_type, data = file
+        content.append(
+            {"type": "input_file", "file_data": data_url(data, content_type), "filename": name}
+        )
+    return {"role": "user", "content": content}
 
 
 @pytest.fixture

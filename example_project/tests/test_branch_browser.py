@@ -18,9 +18,7 @@ import pytest
 
 from example_project.tests.conftest import log_in, wait_history
 from example_project.tests.servers import (
-    DaphneServer,
     ServerDatabase,
-    UvicornServer,
     create_user,
     query,
     server_environment,
@@ -34,6 +32,7 @@ from example_project.tests.test_chat_ui_browser import (  # noqa: F401 - fixture
     new_page,
 )
 from example_project.tests.test_e2e_browser import send, wait_idle
+from example_project.tests.transport_servers import started_for
 from tests.browser import axe_violations
 
 pytestmark = [pytest.mark.browser, pytest.mark.long(80)]
@@ -61,13 +60,7 @@ def branch_server(request: Any, server_database: ServerDatabase, log_dir: Path) 
     # minute). The replies stream without the usual pause between words, which would
     # make the 40 turns take a minute of their own.
     env = server_environment(server_database.url, RATE_LIMIT="120/m", DEMO_MODEL_DELAY="0")
-    if request.param == "sse":
-        server: DaphneServer = UvicornServer(
-            "branch-sse", log_dir, {**env, "CHAT_TRANSPORT": "sse"}
-        )
-    else:
-        server = DaphneServer("branch", log_dir, env)
-    server.start()
+    server = started_for(request.param, "branch", log_dir, env)
     yield server
     server.close()
 

@@ -15,9 +15,7 @@ import pytest
 
 from example_project.tests.conftest import log_in
 from example_project.tests.servers import (
-    DaphneServer,
     ServerDatabase,
-    UvicornServer,
     create_user,
     server_environment,
 )
@@ -29,6 +27,7 @@ from example_project.tests.test_chat_ui_browser import (  # noqa: F401 - fixture
     new_page,
 )
 from example_project.tests.test_e2e_browser import send, wait_idle
+from example_project.tests.transport_servers import started_for
 from tests.browser import axe_violations
 
 pytestmark = [pytest.mark.browser, pytest.mark.long(40)]
@@ -69,13 +68,7 @@ def not_staff(env: dict[str, str], username: str) -> None:
 @pytest.fixture(scope="module", params=["websocket", "sse"])
 def budget_server(request: Any, server_database: ServerDatabase, log_dir: Path) -> Iterator[Any]:
     env = server_environment(server_database.url, TOKENS_PER_DAY=str(BUDGET))
-    if request.param == "sse":
-        server: DaphneServer = UvicornServer(
-            "budget-sse", log_dir, {**env, "CHAT_TRANSPORT": "sse"}
-        )
-    else:
-        server = DaphneServer("budget", log_dir, env)
-    server.start()
+    server = started_for(request.param, "budget", log_dir, env)
     yield server
     server.close()
 

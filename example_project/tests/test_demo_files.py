@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import base64
 import struct
 
 import pytest
@@ -10,7 +9,7 @@ from agents import Agent, Runner
 
 from example_project.demo_files import image_size
 from example_project.demo_model import DemoModel
-from tests.attachment_helpers import data_url, png
+from tests.attachment_helpers import files_message, png
 
 
 def _gif(width: int, height: int) -> bytes:
@@ -45,18 +44,7 @@ def test_image_sizes_are_read_from_the_bytes(data, size):
 
 async def test_the_reply_names_each_file_with_its_type_size_and_dimensions():
     image, notes = png(40, 20), b"milk, eggs\n"
-    message = {
-        "role": "user",
-        "content": [
-            {"type": "input_text", "text": "What did I send?"},
-            {"type": "input_image", "image_url": data_url(image), "detail": "auto"},
-            {
-                "type": "input_file",
-                "file_data": "data:text/plain;base64," + base64.b64encode(notes).decode(),
-                "filename": "list.txt",
-            },
-        ],
-    }
+    message = files_message("What did I send?", image=image, file=("list.txt", "text/plain", notes))
     agent = Agent(name="Demo", model=DemoModel(word_delay=0.0))
     result = await Runner.run(agent, [message])
     assert result.final_output.startswith(

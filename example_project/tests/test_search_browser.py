@@ -16,7 +16,6 @@ import pytest
 from example_project.tests.conftest import log_in, wait_connected
 from example_project.tests.servers import (
     ServerDatabase,
-    UvicornServer,
     create_user,
     manage,
     server_environment,
@@ -26,6 +25,7 @@ from example_project.tests.test_chat_ui_browser import (  # noqa: F401 - fixture
     docs_screenshot,
     new_page,
 )
+from example_project.tests.transport_servers import started_for
 from tests.browser import axe_violations
 
 pytestmark = pytest.mark.browser
@@ -62,9 +62,7 @@ def search_server(request: Any, server_database: ServerDatabase, log_dir: Path) 
     if request.param == "websocket":
         yield request.getfixturevalue("chat_server")
         return
-    env = {**server_environment(server_database.url), "CHAT_TRANSPORT": "sse"}
-    server = UvicornServer("search-sse", log_dir, env)
-    server.start()
+    server = started_for("sse", "search", log_dir, server_environment(server_database.url))
     yield server
     server.close()
 

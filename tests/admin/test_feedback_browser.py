@@ -20,7 +20,7 @@ from django.urls import reverse
 from django_agent_sessions import DjangoSession
 from django_agent_sessions.models import AgentRun, AgentSession, SessionItem
 from django_agent_sessions.store import feedback, uploads
-from tests.attachment_helpers import data_url, png
+from tests.attachment_helpers import files_message, png
 from tests.browser import axe_violations, browser, save_screenshot  # noqa: F401  (the fixture)
 from tests.conftest import assistant_message, user_message
 from tests.conversations import make_conversation
@@ -137,18 +137,11 @@ def test_staff_download_a_file_from_the_transcript(browser, live_server, file_st
     uploads.accept(
         owner, "support-51", name="invoice-1042.pdf", data=PDF, content_type="application/pdf"
     )
-    message = {
-        "role": "user",
-        "content": [
-            {"type": "input_text", "text": "The parcel came like this. Here is the invoice."},
-            {"type": "input_image", "image_url": data_url(image), "detail": "auto"},
-            {
-                "type": "input_file",
-                "file_data": data_url(PDF, "application/pdf"),
-                "filename": "invoice-1042.pdf",
-            },
-        ],
-    }
+    message = files_message(
+        "The parcel came like this. Here is the invoice.",
+        image=image,
+        file=("invoice-1042.pdf", "application/pdf", PDF),
+    )
     reply = assistant_message("I'm sorry it arrived damaged: a replacement ships tomorrow.")
     session = DjangoSession("support-51", owner=owner, offload_chars=0)
     # Playwright keeps an event loop on this thread, where async_to_sync refuses to run.

@@ -18,7 +18,7 @@ from django.core.management import call_command
 
 from django_agent_sessions import DjangoSession
 from django_agent_sessions.models import AgentSession, Attachment
-from tests.attachment_helpers import data_url, png, stored_files
+from tests.attachment_helpers import files_message, png, stored_files
 from tests.conftest import assistant_message
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -27,18 +27,11 @@ PDF = b"%PDF-1.7\n" + bytes(range(256)) * 400 + b"\n%%EOF\n"
 
 
 def _message(image: bytes) -> dict[str, object]:
-    return {
-        "role": "user",
-        "content": [
-            {"type": "input_text", "text": "Compare the picture with the report."},
-            {"type": "input_image", "image_url": data_url(image), "detail": "auto"},
-            {
-                "type": "input_file",
-                "file_data": data_url(PDF, "application/pdf"),
-                "filename": "report.pdf",
-            },
-        ],
-    }
+    return files_message(
+        "Compare the picture with the report.",
+        image=image,
+        file=("report.pdf", "application/pdf", PDF),
+    )
 
 
 def test_export_and_import_move_the_files_to_another_database_and_storage(
