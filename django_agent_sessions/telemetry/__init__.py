@@ -6,8 +6,9 @@ allocation). With the API and no SDK configured, the API's own no-ops do the wor
 project's tracer and meter providers decide what is recorded and where it goes.
 ``AGENT_SESSIONS["TELEMETRY"]`` (``telemetry.settings``) can turn it all off.
 
-``span()`` is for a step of a run (a history read, a save, a publish); ``runs.RunTrace``
-is a run's own span and metrics; ``first_tokens`` is watched by ``streaming.fanout``.
+``span()`` is for a step of a run (a history read, a save, a publish; before the run's
+first token only timed, see ``steps``); ``runs.RunTrace`` is a run's own span and
+metrics; ``first_tokens`` is watched by ``streaming.fanout``.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from contextlib import AbstractContextManager
 from types import ModuleType
 from typing import Any, Protocol
 
-from django_agent_sessions.telemetry import settings
+from django_agent_sessions.telemetry import settings, steps
 
 otel: ModuleType | None
 try:
@@ -66,8 +67,9 @@ HISTORY_SAVE = "agent_sessions.history.save"
 PUBLISH = "agent_sessions.publish"
 
 # Runs of this process that have sent no text yet: run id -> their start (a
-# ``perf_counter``), for the time to first token. Empty unless telemetry is on.
-first_tokens: dict[str, tuple[float, Any]] = {}
+# ``perf_counter``, for the time to first token), their span and their ``steps.StepLog``.
+# Empty unless telemetry is on.
+first_tokens: dict[str, tuple[float, Any, steps.StepLog]] = {}
 
 
 def active() -> bool:
@@ -83,6 +85,9 @@ def span(
     tracer provider is set: the API's span would record nothing either)."""
     if otel is None or not settings.enabled() or not otel.tracing():
         return NO_SPAN
+    log = steps.current.get()
+    if log is not None and log.timing:  # a run's step before its first token: ``steps``
+        return log.step(name, attributes, otel.current_span())
     managed: AbstractContextManager[SpanLike] = otel.span(name, attributes)
     return managed
 
@@ -91,7 +96,8 @@ def first_token(run_id: str) -> None:
     """The run's first text reached its tabs (``fanout``): its time to first token."""
     started = first_tokens.pop(run_id, None)
     if started is not None and otel is not None:
-        began, run_span = started
+        began, run_span, log = started
+        log.timing = False  # its next steps are spans at once
         seconds = otel.now() - began
         otel.instruments().first_token.record(seconds)
         run_span.set_attribute("agent_sessions.run.time_to_first_token_ms", seconds * 1000)

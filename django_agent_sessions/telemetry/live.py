@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from datetime import datetime
@@ -28,6 +28,8 @@ from opentelemetry.trace import (
     StatusCode,
     TraceFlags,
 )
+
+from django_agent_sessions.telemetry.steps import Step
 
 SCOPE = "django_agent_sessions"
 # Seconds: a first token within tens of milliseconds to a slow model's tens of seconds.
@@ -109,6 +111,30 @@ def record_span(
     parent = trace.set_span_in_context(run_parent(trace_id, run_id))
     start = int(started.timestamp() * 1_000_000_000)
     tracer().start_span(name, context=parent, attributes=attributes, start_time=start).end()
+
+
+def current_span() -> Span:
+    return trace.get_current_span()
+
+
+def emit(steps: Iterable[Step]) -> None:
+    """Spans of steps that happened (``steps``): as ``span`` would have made them, with
+    the times they were measured at, each under the span current when it began."""
+    made_by = tracer()
+    for step in steps:
+        made = made_by.start_span(
+            step.name,
+            context=trace.set_span_in_context(step.parent),
+            attributes=step.attributes,
+            start_time=step.started_ns,
+        )
+        for name, attributes, at in step.events:
+            made.add_event(name, attributes, timestamp=at)
+        ended = step.ended_ns or time.time_ns()
+        if step.error is not None:  # as ``start_as_current_span`` records one
+            made.record_exception(step.error, timestamp=ended, escaped=True)
+            made.set_status(Status(StatusCode.ERROR, f"{type(step.error).__name__}: {step.error}"))
+        made.end(end_time=ended)
 
 
 def trace_id_of(current: Any) -> str:

@@ -22,7 +22,7 @@ from agents.usage import Usage
 
 from django_agent_sessions import telemetry
 from django_agent_sessions.store import runs as store_runs
-from django_agent_sessions.telemetry import settings
+from django_agent_sessions.telemetry import settings, steps
 
 logger = logging.getLogger(__name__)
 
@@ -114,11 +114,15 @@ async def traced(facts: RunFacts) -> AsyncIterator[RunTrace]:
         new_trace = "" if trace_id or not tracing else otel.trace_id_of(span)
         meters.runs_started.add(1, counted)
         meters.runs_active.add(1)
-        telemetry.first_tokens[facts.run_id] = (otel.now(), span)
+        log = steps.StepLog()
+        timed = steps.current.set(log)  # the run's first steps, for ``telemetry.span``
+        telemetry.first_tokens[facts.run_id] = (otel.now(), span, log)
         try:
             yield RunTrace(facts, span)
         finally:
             telemetry.first_tokens.pop(facts.run_id, None)
+            steps.current.reset(timed)
+            otel.emit(log.steps)
             meters.runs_active.add(-1)
             if new_trace:
                 await _note(facts, new_trace)
