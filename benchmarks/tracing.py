@@ -1,16 +1,17 @@
 """What tracing costs a streaming chat: time to first token with OpenTelemetry on and off.
 
-    python -m benchmarks.tracing [--db sqlite|postgres] [--smoke] [--rounds N] [--out-dir DIR]
+    python -m benchmarks.tracing [--db sqlite|postgres] [--smoke] [--rounds N] [--control]
 
 The streaming benchmark's scenario (``50 x 200 tokens @ 20 ms``; ``--smoke``: ``5 x 20
-tokens @ 5 ms``) on a fresh daphne worker without a tracer provider (the app's
-telemetry calls reach the API's no-ops: the baseline) and on one with the OpenTelemetry
-SDK set up as a project would (``benchmarks.tracing_settings``: every run's spans
-recorded and batched to an exporter, every metric aggregated), in ``--rounds`` rounds,
-the two taking turns to go first. The time to first token of simultaneous chats moves
-by a third between two workers of the same code (``transport_compare``), so the target,
-tracing's p50 within 1.05x of the baseline's, is judged on the median of the rounds'
-ratios. Each round checks that the traced worker stored a trace id on its runs.
+tokens @ 5 ms``) on one daphne worker with the OpenTelemetry SDK set up as a project
+would (``benchmarks.tracing_settings``: every run's spans recorded and batched to an
+exporter, every metric aggregated), ``--rounds`` times with the app's telemetry on and
+off (``AGENT_SESSIONS["TELEMETRY"]["ENABLED"]``, switched between rounds by
+``benchmarks.tracing_switch``), the two taking turns to go first. One worker for both:
+the time to first token of simultaneous chats moves by a third between two fresh
+workers of the same code, more than what is measured. The target, tracing's p50 within
+1.05x of without, is judged on the median of the rounds' ratios. At the end, every run
+made with telemetry on must have stored its trace id.
 """
 
 from __future__ import annotations
@@ -23,29 +24,33 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.error
+import urllib.request
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 from benchmarks.daphne_worker import Server
-from benchmarks.load_client import Scenario
+from benchmarks.load_client import Scenario, run_scenario
 from benchmarks.report import write_results
 from benchmarks.sessions import RESULTS, machine
-from benchmarks.streaming import Mode, _prepare_db, run_mode
+from benchmarks.streaming import Mode, _prepare_db
 
 TARGET = 1.05
 FULL = Scenario("50 x 200 tokens @ 20 ms", 50, 200, 20)
 SMOKE = Scenario("5 x 20 tokens @ 5 ms", 5, 20, 5)
-OFF = Mode("tracing off", False, (("CONN_MAX_AGE", ""),))
+SWITCH_SECONDS = 60  # the longest a round's runs may take to record their ends
+# One worker, with the OpenTelemetry SDK set up; "off" switches the app's telemetry off.
 ON = Mode(
     "tracing on",
     False,
     (("CONN_MAX_AGE", ""), ("DJANGO_SETTINGS_MODULE", "benchmarks.tracing_settings")),
 )
+OFF = Mode("tracing off", False, ON.env)
 
 
 def traced_runs(db: str, name: str) -> int:
-    """Runs of the benchmark's database with a trace id (the traced workers')."""
+    """Runs of the benchmark's database with a trace id (those run with telemetry on)."""
     server = Server(db, name, False)
     code = (
         "import django; django.setup();"
@@ -58,21 +63,52 @@ def traced_runs(db: str, name: str) -> int:
     return int(out.stdout.strip() or 0)
 
 
-def run_rounds(
+def switch(server: Server, on: bool) -> None:
+    """The worker's telemetry on or off (``benchmarks.tracing_switch``), once the last
+    round's runs have ended (a run records its end after its tabs learn it)."""
+    url = f"http://127.0.0.1:{server.port}/_bench/telemetry/{'on' if on else 'off'}/"
+    deadline = time.monotonic() + SWITCH_SECONDS
+    while True:
+        try:
+            urllib.request.urlopen(urllib.request.Request(url, method="POST"), timeout=10)
+            return
+        except urllib.error.HTTPError as error:
+            if error.code != 409 or time.monotonic() > deadline:
+                raise
+        time.sleep(0.05)  # polling the worker's own count of its runs, bounded above
+
+
+async def run_rounds(
     db: str, workdir: Path, scenario: Scenario, rounds: int, control: bool = False
 ) -> list[dict[str, Any]]:
-    """``control``: the "tracing on" workers run untraced too (an A/A run: the spread of
-    two workers of the same code on this machine)."""
-    on = Mode(ON.label, False, OFF.env) if control else ON
+    """``rounds`` pairs of the scenario on one worker, telemetry off and on taking turns
+    to go first. ``control``: "on" stays off too (an A/A run: the harness's own spread)."""
     name = _prepare_db(db, workdir, "tracing")
+    server = Server(db, name, False)
+    server.env.update(dict(ON.env))
+    results: list[dict[str, Any]] = []
     try:
-        cookies = Server(db, name, False).prepare(4)
-        results = []
+        cookies = server.prepare(4)
+        server.start()
+        for on in (False, True):  # the first run of each imports and warms up its code
+            await asyncio.to_thread(switch, server, on and not control)
+            await run_scenario(server, cookies, Scenario("warm-up", 1, 5, 0))
         for round_ in range(rounds):
-            for mode in (OFF, on) if round_ % 2 == 0 else (on, OFF):
-                results += asyncio.run(run_mode(db, name, cookies, mode, [scenario], round_=round_))
-        # Every run of the traced workers (their warm-up's too) stored its trace id.
-        results.append({"mode": ON.label, "traced_runs": traced_runs(db, name)})
+            for mode in (OFF, ON) if round_ % 2 == 0 else (ON, OFF):
+                await asyncio.to_thread(switch, server, mode is ON and not control)
+                result = await run_scenario(server, cookies, scenario)
+                result.update(mode=mode.label, round=round_)
+                print(f"   {result}", flush=True)
+                results.append(result)
+        await asyncio.to_thread(switch, server, False)
+    finally:
+        server.stop()
+    try:
+        # Every run made with telemetry on (its warm-up's too) stored its trace id.
+        expected = 0 if control else 1 + rounds * scenario.clients
+        results.append(
+            {"mode": ON.label, "traced_runs": traced_runs(db, name), "expected": expected}
+        )
         return results
     finally:
         if db == "postgres":
@@ -125,11 +161,12 @@ def report(scenario: Scenario, results: list[dict[str, Any]], verdict: dict[str,
                 f"| {r['round']} | {r['mode']} | {r['ttft_p50_ms']} | {r['ttft_p99_ms']} | "
                 f"{r['completed']}/{r['clients']} |"
             )
-    traced = [r["traced_runs"] for r in results if "traced_runs" in r]
+    [stored] = [r for r in results if "traced_runs" in r] or [{"traced_runs": 0, "expected": 0}]
     met = "met" if verdict["met"] else "MISSED"
     lines += [
         "",
-        f"Runs of the traced workers with a trace id stored: {traced[0] if traced else 0}.",
+        f"Runs made with telemetry on that stored a trace id: {stored['traced_runs']} "
+        f"(expected {stored['expected']}).",
         f"{verdict['target']}: median ratio {verdict['ratio']} "
         f"(rounds: {', '.join(str(r) for r in verdict['ratios'])}; medians' ratio "
         f"{verdict['pooled_ratio']}): {met}",
@@ -141,7 +178,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--db", default=None, help="sqlite or postgres (default: as streaming)")
     parser.add_argument("--smoke", action="store_true")
-    parser.add_argument("--rounds", type=int, default=None, help="default 6, 1 with --smoke")
+    parser.add_argument("--rounds", type=int, default=None, help="default 40, 1 with --smoke")
     parser.add_argument("--out-dir", default=None)
     parser.add_argument(
         "--control", action="store_true", help="both workers untraced: the harness's own spread"
@@ -149,10 +186,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     db = args.db or ("postgres" if os.environ.get("PGHOST") else "sqlite")
     scenario = SMOKE if args.smoke else FULL
-    rounds = args.rounds or (1 if args.smoke else 6)
+    rounds = args.rounds or (1 if args.smoke else 40)
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="agent-sessions-tracing-") as tmp:
-        results = run_rounds(db, Path(tmp), scenario, rounds, args.control)
+        results = asyncio.run(run_rounds(db, Path(tmp), scenario, rounds, args.control))
     verdict = judge(results)
     markdown = report(scenario, results, verdict)
     print("\n" + markdown, flush=True)

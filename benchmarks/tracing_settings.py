@@ -37,3 +37,4 @@ trace.set_tracer_provider(_tracer_provider)
 metrics.set_meter_provider(
     MeterProvider(resource=_resource, metric_readers=[InMemoryMetricReader()])
 )
+ROOT_URLCONF = "benchmarks.tracing_switch"  # the floor view's URLs and the telemetry switch

@@ -91,8 +91,6 @@ def is_local(channel_name: str) -> bool:
 
 def deliver(conversation_pk: int, message: dict[str, Any]) -> None:
     """Hand ``message`` to every socket of this process watching the conversation."""
-    if telemetry.first_tokens and message["event"]["type"] == "text.delta":
-        telemetry.first_token(message["event"]["run_id"])
     for channel_name, deliver_to in list(_watching.get(conversation_pk, {}).items()):
         try:
             deliver_to(message)
@@ -101,6 +99,9 @@ def deliver(conversation_pk: int, message: dict[str, Any]) -> None:
             # run or the other sockets.
             logger.warning("Could not hand an event to %s; forgetting it.", channel_name)
             unwatch(channel_name)
+    # The time to first token once the text is in the inboxes: recording it holds none back.
+    if telemetry.first_tokens and message["event"]["type"] == "text.delta":
+        telemetry.first_token(message["event"]["run_id"])
 
 
 def layer_fields(*, followed: bool) -> dict[str, Any]:

@@ -3,7 +3,7 @@
 Runs start in bursts (a page of people pressing Send): the spans of each run's first
 steps (its history read, the save of the person's message, the publish of
 ``run.started``) would be made on the event loop while the other runs of the burst
-wait for their first tokens, about 0.1 ms each with the OpenTelemetry SDK. Until its
+wait for their first tokens (about 0.03 ms each with the SDK's batch processor). Until its
 first token reaches its tabs, a run's steps are only timed here (a few microseconds);
 ``emit`` makes them spans, with the times measured, under the span that was current
 when each began, once the run's task is over. Later steps are spans at once.
