@@ -15,6 +15,7 @@ import logging
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager, nullcontext
 from dataclasses import dataclass
+from types import ModuleType
 from typing import Any
 
 from agents import RunConfig
@@ -122,10 +123,18 @@ async def traced(facts: RunFacts) -> AsyncIterator[RunTrace]:
         finally:
             telemetry.first_tokens.pop(facts.run_id, None)
             steps.current.reset(timed)
-            otel.emit(log.steps)
+            _emit(otel, facts, log)
             meters.runs_active.add(-1)
             if new_trace:
                 await _note(facts, new_trace)
+
+
+def _emit(otel: ModuleType, facts: RunFacts, log: steps.StepLog) -> None:
+    """The spans of the run's timed steps; a failure is logged: the run's end goes on."""
+    try:
+        otel.emit(log.steps)
+    except Exception:
+        logger.exception("Could not record the first steps of run %s.", facts.run_id)
 
 
 async def _after_wait(facts: RunFacts) -> str:

@@ -3,11 +3,14 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.trace import StatusCode
 
 from django_agent_sessions import telemetry
+from django_agent_sessions.models import AgentRun
 from django_agent_sessions.telemetry import live, steps
 from tests.telemetry.conftest import Conversation, Telemetry, attributes
 from tests.telemetry.test_run_spans import run_to_end
@@ -89,3 +92,18 @@ def start(span: ReadableSpan) -> int:
 def end(span: ReadableSpan) -> int:
     assert span.end_time is not None
     return span.end_time
+
+
+async def test_a_failure_to_make_the_steps_spans_does_not_stop_the_runs_end(
+    otel: Telemetry, conversation: Conversation, monkeypatch: Any, caplog: Any
+) -> None:
+    def exporter_gone(steps: Any) -> None:
+        raise RuntimeError("the exporter is gone")
+
+    monkeypatch.setattr(live, "emit", exporter_gone)
+    run_id = await run_to_end(conversation, "Hi", "Hello.")
+    record = await AgentRun.objects.aget(run_id=run_id)
+    [span] = otel.named("agent_sessions.run")
+    assert record.status == "completed"
+    assert record.trace_id == format(span.context.trace_id, "032x")  # what came after it ran
+    assert f"Could not record the first steps of run {run_id}" in caplog.text
