@@ -123,6 +123,8 @@ async def traced(facts: RunFacts) -> AsyncIterator[RunTrace]:
         finally:
             telemetry.first_tokens.pop(facts.run_id, None)
             steps.current.reset(timed)
+            # A task the run started keeps its context: its steps are spans from now on.
+            log.timing = False
             _emit(otel, facts, log)
             meters.runs_active.add(-1)
             if new_trace:

@@ -6,7 +6,8 @@ steps (its history read, the save of the person's message, the publish of
 wait for their first tokens (about 0.03 ms each with the SDK's batch processor). Until its
 first token reaches its tabs, a run's steps are only timed here (a few microseconds);
 ``emit`` makes them spans, with the times measured, under the span that was current
-when each began, once the run's task is over. Later steps are spans at once.
+when each began, once the run's task is over. Later steps are spans at once, and so are
+those of a task the run started that goes on after it (it keeps the run's context).
 
 What a project sees differs in one way: the spans of an instrumentation made inside one
 of these steps (a database query's, say) are children of the step's parent, beside the

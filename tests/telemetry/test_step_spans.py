@@ -3,14 +3,18 @@
 
 from __future__ import annotations
 
+import contextvars
 from typing import Any
 
 import pytest
+from agents import Agent, function_tool
+from agents.testing import ScriptedModel, function_call
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.trace import StatusCode
 
 from django_agent_sessions import telemetry
 from django_agent_sessions.models import AgentRun
+from django_agent_sessions.streaming import tasks
 from django_agent_sessions.telemetry import live, steps
 from tests.telemetry.conftest import Conversation, Telemetry, attributes
 from tests.telemetry.test_run_spans import run_to_end
@@ -107,3 +111,31 @@ async def test_a_failure_to_make_the_steps_spans_does_not_stop_the_runs_end(
     assert record.status == "completed"
     assert record.trace_id == format(span.context.trace_id, "032x")  # what came after it ran
     assert f"Could not record the first steps of run {run_id}" in caplog.text
+
+
+async def test_a_step_after_a_run_that_never_sent_text_is_a_span_at_once(
+    otel: Telemetry, conversation: Conversation
+) -> None:
+    # A task the run started (an approval's expiry, say) keeps the run's context after
+    # the run's end: its steps must not go to a log that was already made spans.
+    kept: list[contextvars.Context] = []
+
+    @function_tool
+    def remember() -> str:
+        """Remember the moment."""
+        kept.append(contextvars.copy_context())
+        return "remembered"
+
+    model = ScriptedModel([[function_call("remember", {}, call_id="call-1")]])  # then fails
+    failing = Agent(name="Tracer", model=model, tools=[remember])
+    started = await tasks.start(conversation.request(failing), channel_layer=conversation.layer)
+    assert started is not None
+    assert started.task is not None
+    await started.task
+    [span] = otel.named("agent_sessions.run")
+    assert attributes(span)["agent_sessions.run.status"] == "failed"  # no text was sent
+    [context] = kept
+    later = {"agent_sessions.event.type": "approval.resolved"}
+    with context.run(telemetry.span, telemetry.PUBLISH, later):
+        pass
+    assert [s for s in otel.named(telemetry.PUBLISH) if attributes(s) == later]
