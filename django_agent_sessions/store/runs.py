@@ -109,15 +109,23 @@ def create_record(
     session_pk: int, now: datetime, agent_name: str, lease: float, client_id: str, history: int
 ) -> AgentRun:
     """A ``running`` record; ``IntegrityError`` if the conversation has a run already."""
-    run: AgentRun = AgentRun.objects.create(
-        session_id=session_pk,
+    run = new_record(now, agent_name, lease, client_id, history)
+    run.session_id = session_pk
+    run.save(force_insert=True, using=database())
+    return run
+
+
+def new_record(
+    now: datetime, agent_name: str, lease: float, client_id: str, history: int = 0
+) -> AgentRun:
+    """A ``running`` record not saved yet, of no conversation yet."""
+    return AgentRun(
         agent_name=serialization.column_text(agent_name, 255),
         started_at=now,
         lease_expires_at=now + timedelta(seconds=lease),
         history_item_id=history,
         client_id=serialization.column_text(client_id, 64),
     )
-    return run
 
 
 @hop

@@ -30,6 +30,7 @@ from django_agent_sessions.streaming import (
     spending,
     tasks,
 )
+from django_agent_sessions.streaming.empty_history import EmptyHistorySession
 
 logger = logging.getLogger(__name__)
 
@@ -92,7 +93,13 @@ async def send_message(visitor: Participant, content: dict[str, Any]) -> None:
             if started is None:
                 raise frames.busy(frame.client_id)
         request = await run_request(
-            visitor, frame.text, frame.client_id, agent=agent, attached=attached
+            visitor,
+            frame.text,
+            frame.client_id,
+            agent=agent,
+            attached=attached,
+            # Recorded with no item before it: the history it would read is known.
+            empty=started is not None and started.history_item_id == 0,
         )
         active = await tasks.start(request, channel_layer=visitor.channel_layer, started=started)
     except UploadRefused as refused:  # a file the message names is not the visitor's
@@ -122,14 +129,17 @@ async def run_request(
     *,
     agent: Agent[Any] | None = None,
     attached: tuple[list[dict[str, Any]], list[uploads.StoredFile]] = ([], []),
+    empty: bool = False,
 ) -> runs.RunRequest:
-    """The run of a message; ``attached``: its files' input parts and how they show."""
+    """The run of a message; ``attached``: its files' input parts and how they show;
+    ``empty``: the conversation is known to hold nothing yet (``empty_history``)."""
     assert visitor.conversation_pk is not None
     agent = agent or await visitor.get_agent()
     owner = None if visitor.anonymous else visitor.user
     parts, shown = attached
     # A message's files are always stored as files (shown in the chat, after reloads too).
-    session = DjangoSession(visitor.session_id, owner=owner, offload_chars=0 if parts else None)
+    session_class = EmptyHistorySession if empty else DjangoSession
+    session = session_class(visitor.session_id, owner=owner, offload_chars=0 if parts else None)
     return runs.RunRequest(
         agent=agent,
         text=text,

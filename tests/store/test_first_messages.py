@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from django.db import connection
 from pytest_django import DjangoAssertNumQueries
 
 from django_agent_sessions.exceptions import SessionOwnershipError
@@ -68,3 +69,46 @@ def test_someone_elses_conversation_is_refused_with_nothing_written(session_id: 
         open_and_start(session_id, owner_id=user("bob").pk, agent_name="A", lease_seconds=60)
     assert not AgentRun.objects.filter(session=conversation).exists()
     assert AgentSession.objects.count() == 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_outside_a_transaction_it_is_one_statement_on_postgresql(
+    session_id: str,
+    django_assert_num_queries: DjangoAssertNumQueries,
+    django_assert_max_num_queries: DjangoAssertNumQueries,
+) -> None:
+    """In production (autocommit): one round trip on PostgreSQL (``chained_insert``)
+    where a transaction of two INSERTs took four; the rows are the same."""
+    owner = user("ann")
+    if connection.vendor == "postgresql":
+        counted = django_assert_num_queries(1)
+    else:  # SQLite: the transaction (BEGIN and two INSERTs in the log)
+        counted = django_assert_max_num_queries(4)
+    with counted:
+        opened, started = open_and_start(
+            session_id, owner_id=owner.pk, agent_name="A", lease_seconds=60, client_id="tab-1"
+        )
+    assert started is not None
+    conversation = AgentSession.objects.get(session_id=session_id)
+    assert (opened.pk, opened.created, conversation.owner_id) == (conversation.pk, True, owner.pk)
+    run = AgentRun.objects.get(pk=started.pk)
+    assert (run.session_id, run.status, run.agent_name) == (conversation.pk, "running", "A")
+    assert (run.client_id, run.history_item_id, str(run.run_id)) == ("tab-1", 0, started.run_id)
+    assert run.lease_expires_at > run.started_at
+    assert conversation.metadata == {}
+
+
+@pytest.mark.django_db(transaction=True)
+def test_outside_a_transaction_a_taken_id_gets_the_usual_start(session_id: str) -> None:
+    """Another tab created the id after the visitor looked: the one statement fails
+    whole (no run of no conversation), and the existing conversation's start follows."""
+    owner = user("ann")
+    conversation = write(session_id, user_message("hi"), owner_id=owner.pk)
+    runs_before = AgentRun.objects.count()
+    opened, started = open_and_start(
+        session_id, owner_id=owner.pk, agent_name="A", lease_seconds=60
+    )
+    assert started is not None
+    assert (opened.pk, opened.created) == (conversation.pk, False)
+    assert AgentRun.objects.count() == runs_before + 1
+    assert AgentRun.objects.get(pk=started.pk).session_id == conversation.pk
