@@ -11,6 +11,8 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.error
+import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +20,7 @@ import psutil
 from websockets.asyncio.client import connect
 
 ROOT = Path(__file__).resolve().parent.parent
+IDLE_SECONDS = 60  # the longest a round's runs may take to record their ends
 
 
 class Server:
@@ -100,3 +103,18 @@ def open_socket(server: Server, cookie: str, session_id: str, **kwargs: Any) -> 
         open_timeout=30,
         **kwargs,
     )
+
+
+def when_idle(port: int, route: str) -> None:
+    """POST ``route`` to the worker on ``port`` once its runs have ended: a route of
+    ``settling`` or ``tracing_switch``, which answers 409 while runs are running."""
+    url = f"http://127.0.0.1:{port}{route}"
+    deadline = time.monotonic() + IDLE_SECONDS
+    while True:
+        try:
+            urllib.request.urlopen(urllib.request.Request(url, method="POST"), timeout=10)
+            return
+        except urllib.error.HTTPError as error:
+            if error.code != 409 or time.monotonic() > deadline:
+                raise
+        time.sleep(0.05)  # polling the worker's own count of its runs, bounded above

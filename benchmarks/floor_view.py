@@ -13,7 +13,8 @@ does (``sse.views.detached``): on the request's own thread each of 200 chats wou
 connection of its own, past PostgreSQL's ``max_connections`` in ``bin/services.sh``.
 
 This module is the benchmark worker's URLconf: ``POST /_bench/floor/<session_id>/`` with
-``{"text": ...}``, then the example project's own URLs.
+``{"text": ...}``, ``POST /_bench/settle/`` (``settling``), then the example project's
+own URLs.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from django.urls import path
 from django.views.decorators.csrf import csrf_protect
 from django.views.decorators.http import require_POST
 
+from benchmarks import settling
 from benchmarks.streaming_app import build_agent
 from django_agent_sessions import DjangoSession
 from django_agent_sessions.conf import app_settings
@@ -96,4 +98,8 @@ def _event(content: dict[str, Any]) -> str:
     return f"data: {json.dumps(content)}\n\n"
 
 
-urlpatterns = [path("_bench/floor/<str:session_id>/", floor), *example_urlpatterns]
+urlpatterns = [
+    path("_bench/floor/<str:session_id>/", floor),
+    *settling.urlpatterns,
+    *example_urlpatterns,
+]

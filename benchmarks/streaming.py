@@ -31,7 +31,6 @@ from benchmarks.sessions import RESULTS, machine
 from benchmarks.streaming_targets import (
     LOADED,
     LOADED_REFERENCE,
-    MESSAGE_COST,
     NON_READER_COST,
     READER_CONTROL,
     SMOKE_LOADED,
@@ -96,12 +95,10 @@ class Mode:
     redis: bool = False
     # The chat over Server-Sent Events and POSTs instead of websockets (same worker).
     sse: bool = False
-    # Against the floor view (``benchmarks.floor_view``) instead of the app's chat.
-    floor: bool = False
 
     @property
     def transport(self) -> str:
-        return "floor" if self.floor else "sse" if self.sse else "websocket"
+        return "sse" if self.sse else "websocket"
 
 
 # The defaults run the example project's database settings as they are (persistent
@@ -126,12 +123,8 @@ async def run_mode(
     cookies: list[str],
     mode: Mode,
     scenarios: list[Scenario],
-    *,
-    round_: int | None = None,
-    cost: bool = False,
 ) -> list[dict[str, Any]]:
-    """``scenarios`` on a fresh worker; ``round_`` tags them (``transport_compare``),
-    ``cost`` adds what one message costs the worker."""
+    """``scenarios`` on a fresh worker."""
     label, no_session = mode.label, mode.no_session
     server = Server(db, name, no_session)
     server.env.update(dict(mode.env))
@@ -146,13 +139,8 @@ async def run_mode(
             print(f"== streaming on {db}, {label}: {scenario.name}", flush=True)
             result = await run_scenario(server, cookies, scenario, mode.transport)
             result["mode"] = label
-            if round_ is not None:
-                result["round"] = round_
             print(f"   {result}", flush=True)
             results.append(result)
-        if cost:
-            spent = await transport_compare.message_cost(server, cookies[0], mode.sse)
-            results.append({"mode": label, "scenario": MESSAGE_COST, "cpu_ms": spent})
     finally:
         server.stop()
     return results
@@ -169,37 +157,30 @@ def _runs_in(scenario: Scenario, mode: Mode) -> bool:
     return not mode.variant or (scenario.baseline_too and scenario.clients > 1)
 
 
-_PAIRED_WEBSOCKET = Mode(transport_compare.WEBSOCKET, False, _EXAMPLE)
-_FLOOR = Mode(transport_compare.FLOOR, False, _EXAMPLE, floor=True)
-
-
 def _sse_rounds(
     db: str, name: str, cookies: list[str], sse: Mode, chosen: list[Scenario], rounds: int
 ) -> list[dict[str, Any]]:
-    """The SSE mode: its idle streams once, then each compared scenario in ``rounds``
-    rounds of the websocket, SSE and the floor view, each on a fresh worker, SSE and the
-    floor taking turns to go first (``transport_compare``)."""
+    """The SSE mode: its idle streams on a worker of their own, then the compared
+    scenarios in ``rounds`` rounds of the websocket, SSE and the floor view on one worker
+    (``transport_compare``)."""
     idle = [s for s in chosen if s.idle_only]
     compared = [s for s in chosen if not s.idle_only]
     results = asyncio.run(run_mode(db, name, cookies, sse, idle)) if idle else []
-    for scenario in compared:
-        for round_ in range(rounds):
-            # Each transport's cost per message once, on its first worker.
-            cost = round_ == 0 and scenario is compared[0]
-            http = (sse, _FLOOR) if round_ % 2 == 0 else (_FLOOR, sse)
-            for mode in (_PAIRED_WEBSOCKET, *http):
-                results += asyncio.run(
-                    run_mode(
-                        db,
-                        name,
-                        cookies,
-                        mode,
-                        [scenario],
-                        round_=round_,
-                        cost=cost and not mode.floor,
-                    )
-                )
+    if compared:
+        results += asyncio.run(_one_worker_rounds(db, name, cookies, sse, compared, rounds))
     return results
+
+
+async def _one_worker_rounds(
+    db: str, name: str, cookies: list[str], sse: Mode, compared: list[Scenario], rounds: int
+) -> list[dict[str, Any]]:
+    server = Server(db, name, False)
+    server.env.update(dict(sse.env))
+    server.start()
+    try:
+        return await transport_compare.paired_rounds(server, cookies, compared, rounds)
+    finally:
+        server.stop()
 
 
 def run_all(
@@ -253,7 +234,7 @@ def main(argv: list[str] | None = None) -> int:
         "--rounds",
         type=int,
         default=None,
-        help=f"paired websocket/SSE rounds per compared scenario (default "
+        help=f"rounds of the websocket, SSE and the floor view per compared scenario (default "
         f"{transport_compare.ROUNDS}, 1 with --smoke)",
     )
     args = parser.parse_args(argv)

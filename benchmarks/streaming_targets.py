@@ -13,7 +13,7 @@ LOADED = "1000 idle sockets + 200 x 200 tokens @ 20 ms"
 SMOKE_LOADED = "20 idle sockets + 5 x 20 tokens @ 5 ms"
 READER_CONTROL = "20 x 200 @ 20 ms + 1 client that reads a full-pace run"
 SMOKE_READER_CONTROL = "3 x 20 @ 5 ms + 1 client that reads a full-pace run"
-MESSAGE_COST = "one message at a time: the worker's CPU per message"
+MESSAGE_COST = transport_compare.MESSAGE_COST
 LOADED_REFERENCE = {LOADED: "200 x 200 tokens @ 20 ms", SMOKE_LOADED: "5 x 20 tokens @ 5 ms"}
 
 
@@ -123,7 +123,7 @@ def targets(results: list[dict[str, Any]], smoke: bool) -> list[dict[str, Any]]:
 
 def _sse_against_websocket(results: list[dict[str, Any]], smoke: bool) -> list[dict[str, Any]]:
     """The same chats over SSE, over websockets and against the floor view, in paired
-    rounds on fresh workers (``transport_compare``). The target: SSE's TTFT p50 and p99
+    rounds on one worker (``transport_compare``). The target: SSE's TTFT p50 and p99
     within 1.2x of the floor view's (median ratios), every SSE chat completed. SSE and
     the websocket against each other, and the websocket against the floor: reported."""
     names = transport_compare.SMOKE_COMPARED if smoke else transport_compare.COMPARED

@@ -24,13 +24,11 @@ import subprocess
 import sys
 import tempfile
 import time
-import urllib.error
-import urllib.request
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from benchmarks.daphne_worker import Server
+from benchmarks.daphne_worker import Server, when_idle
 from benchmarks.load_client import Scenario, run_scenario
 from benchmarks.report import write_results
 from benchmarks.sessions import RESULTS, machine
@@ -39,7 +37,6 @@ from benchmarks.streaming import Mode, _prepare_db
 TARGET = 1.05
 FULL = Scenario("50 x 200 tokens @ 20 ms", 50, 200, 20)
 SMOKE = Scenario("5 x 20 tokens @ 5 ms", 5, 20, 5)
-SWITCH_SECONDS = 60  # the longest a round's runs may take to record their ends
 # One worker, with the OpenTelemetry SDK set up; "off" switches the app's telemetry off.
 ON = Mode(
     "tracing on",
@@ -66,16 +63,7 @@ def traced_runs(db: str, name: str) -> int:
 def switch(server: Server, on: bool) -> None:
     """The worker's telemetry on or off (``benchmarks.tracing_switch``), once the last
     round's runs have ended (a run records its end after its tabs learn it)."""
-    url = f"http://127.0.0.1:{server.port}/_bench/telemetry/{'on' if on else 'off'}/"
-    deadline = time.monotonic() + SWITCH_SECONDS
-    while True:
-        try:
-            urllib.request.urlopen(urllib.request.Request(url, method="POST"), timeout=10)
-            return
-        except urllib.error.HTTPError as error:
-            if error.code != 409 or time.monotonic() > deadline:
-                raise
-        time.sleep(0.05)  # polling the worker's own count of its runs, bounded above
+    when_idle(server.port, f"/_bench/telemetry/{'on' if on else 'off'}/")
 
 
 async def run_rounds(
