@@ -5,15 +5,16 @@ events of ``docs/wire-protocol.md``: ``run.started``, ``item.completed``, ``text
 and one of ``run.completed`` / ``run.cancelled`` / ``run.failed``. Every event carries the
 run's ``run_id`` and a ``seq`` number, counting from 1.
 
-Text deltas are coalesced: they are sent every ``flush_seconds`` or once ``flush_bytes``
-are pending, and always before any other event, so the concatenated deltas of a message
-equal its text in ``item.completed``. The SDK's stream is drained by a separate task into
-a queue, so a slow reader of ``events()`` delays the frames, not the agent.
+Text deltas are coalesced: sent ``flush_seconds`` after the first pending one, or once
+``flush_bytes`` are pending, and always before any other event, so a message's deltas
+add up to its text in ``item.completed``. A task drains the SDK's stream into a queue (a
+slow reader delays the frames, not the agent), where a timer queues each flush.
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 from collections.abc import AsyncGenerator, AsyncIterator
 from dataclasses import dataclass
@@ -38,6 +39,11 @@ _TEXT_DELTAS = {"response.output_text.delta", "response.refusal.delta"}
 @dataclass
 class _End:
     error: BaseException | None = None
+
+
+@dataclass
+class _FlushDue:  # queued when pending text ``batch`` is due (stale once flushed)
+    batch: int
 
 
 class StreamedRun:
@@ -72,7 +78,6 @@ class StreamedRun:
         self.agent = agent
         self.state = state
         self.message = text if isinstance(text, UserInput) else UserInput(text)
-        self.text = self.message.text
         self.run_id = run_id
         self.session = session
         self.context = context
@@ -90,14 +95,14 @@ class StreamedRun:
         self._items: list[dict[str, Any]] = []
         self._item_seqs: list[int] = []  # each item's item.completed, for a catch-up
         self._text_seq = 0  # of the last text.delta
-        # Tool outputs as model input, by call id: stored with a run that ends before the
-        # SDK saves them (``store.runs.finish``).
+        # Tool outputs as model input, by call id, for a run ending before the SDK saves them.
         self.outputs: dict[str, Any] = {}
-        # The current message's text sent so far, in pieces: appending to one string
-        # copies it each time (a 2 MiB run spent a quarter of its worker's CPU there).
+        # The current message's text sent so far, in pieces: appending to one string copied
+        # it each time (a 2 MiB run spent a quarter of its worker's CPU there).
         self._streamed: list[str] = []
         self._pending = ""  # received, not yet sent
-        self._flush_at = 0.0
+        self._batch = 0  # pending texts so far: a flush marker names its own
+        self._queue: asyncio.Queue[StreamEvent | _End | _FlushDue] = asyncio.Queue()
         self._cancel_requested = False
         self._result: Any = None
 
@@ -140,10 +145,9 @@ class StreamedRun:
         )
         if self._cancel_requested:
             self._result.cancel(mode="immediate")
-        queue: asyncio.Queue[StreamEvent | _End] = asyncio.Queue()
-        pump = asyncio.create_task(self._pump(queue))
+        pump = asyncio.create_task(self._pump())
         try:
-            async for event in self._translated(queue):
+            async for event in self._translated():
                 yield event
         finally:
             await self._stop_pump(pump)
@@ -161,27 +165,23 @@ class StreamedRun:
             pump.cancel()
             await asyncio.gather(pump, return_exceptions=True)
 
-    async def _pump(self, queue: asyncio.Queue[StreamEvent | _End]) -> _End:
+    async def _pump(self) -> _End:
         try:
             async for event in self._result.stream_events():
-                queue.put_nowait(event)
+                self._queue.put_nowait(event)
         except Exception as error:
             end = _End(error)
         else:
             end = _End()
-        queue.put_nowait(end)
+        self._queue.put_nowait(end)
         return end
 
-    async def _translated(
-        self, queue: asyncio.Queue[StreamEvent | _End]
-    ) -> AsyncIterator[dict[str, Any]]:
-        loop = asyncio.get_running_loop()
+    async def _translated(self) -> AsyncIterator[dict[str, Any]]:
         while True:
-            timeout = max(0.0, self._flush_at - loop.time()) if self._pending else None
-            try:
-                event = await asyncio.wait_for(queue.get(), timeout)
-            except asyncio.TimeoutError:
-                yield self._flush()
+            event = await self._queue.get()
+            if isinstance(event, _FlushDue):
+                if self._pending and event.batch == self._batch:
+                    yield self._flush()
                 continue
             if isinstance(event, _End):
                 return
@@ -192,10 +192,7 @@ class StreamedRun:
                 self.cancel()
                 self.outcome.error_code = stop
                 return
-            if self._pending and (
-                len(self._pending.encode("utf-8", "replace")) >= self.flush_bytes
-                or loop.time() >= self._flush_at
-            ):
+            if self._pending and len(self._pending.encode("utf-8", "replace")) >= self.flush_bytes:
                 yield self._flush()
 
     def _translate(self, event: StreamEvent) -> list[dict[str, Any]]:
@@ -222,7 +219,10 @@ class StreamedRun:
         if not delta:
             return
         if not self._pending:
-            self._flush_at = asyncio.get_running_loop().time() + self.flush_seconds
+            # A marker queued then flushes it (a timeout on every wait cost a task per token).
+            self._batch += 1
+            flush = functools.partial(self._queue.put_nowait, _FlushDue(self._batch))
+            asyncio.get_running_loop().call_later(self.flush_seconds, flush)
         self._pending += delta
 
     def _flush(self) -> dict[str, Any]:

@@ -109,6 +109,29 @@ async def test_deltas_are_coalesced_by_time(session_id):
     assert "".join(d["delta"] for d in deltas) == text
 
 
+async def test_pending_text_is_sent_when_due_while_the_model_is_silent(session_id):
+    """The flush timer alone sends what is pending: the model writes one token, then
+    waits for the test, which waits for that token's frame."""
+    gate = asyncio.Event()
+    run = StreamedRun(
+        make_agent(streamed_reply("abcd", token_size=2, gate=gate)),
+        "go",
+        run_id="r",
+        flush_seconds=0.01,
+        flush_bytes=10_000,
+    )
+    deltas = []
+
+    async def read() -> None:
+        async for event in run.events():
+            if event["type"] == "text.delta":
+                deltas.append(event["delta"])
+                gate.set()  # the model goes on once the first frame is out
+
+    await asyncio.wait_for(read(), timeout=30)
+    assert deltas == ["ab", "cd"]
+
+
 async def test_tool_calls_and_outputs_are_completed_items(session_id):
     agent = make_agent(
         tool_turn("get_weather", {"city": "Paris"}, call_id="call-1"), streamed_reply(ANSWER)
