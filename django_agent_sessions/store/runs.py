@@ -34,7 +34,14 @@ from django_agent_sessions.models import AgentRun, SessionItem
 from django_agent_sessions.store import conversations
 from django_agent_sessions.store.hops import hop
 from django_agent_sessions.store.open_calls import close_open_calls
-from django_agent_sessions.store.usage import NOTHING, Spent, grown, usage_counts, write_spent
+from django_agent_sessions.store.usage import (
+    NOTHING,
+    Spent,
+    first_model,
+    grown,
+    usage_counts,
+    write_spent,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -216,17 +223,20 @@ def finish(
     partial_text: str = "",
     outputs: Mapping[str, Any] | None = None,
     open_call_text: str = "",
+    session_pk: int | None = None,
 ) -> AgentRun | None:
-    """Record how a running run ended; the record, or None if it was taken over.
+    """Record how a running run ended; the record, or None if it was taken over or
+    deleted with its conversation meanwhile (retention, the admin).
 
     ``partial_text`` is the assistant text a stopped or failed run had streamed of a
     reply it never saved (history shows it with the run's status). ``outputs``: the
     tool outputs the run produced, by call id, for its calls left without a stored one.
-    ``spent``: each model's share since the run's last write.
+    ``spent``: each model's share since the run's last write. ``session_pk``: the run's
+    conversation, when the caller knows it (else one query more).
     """
     now, using = timezone.now(), database()
-    session_pk = conversations.conversation_of(run_pk)
-    if session_pk is None:  # deleted with its conversation meanwhile (retention, admin)
+    session_pk = session_pk or conversations.conversation_of(run_pk)
+    if session_pk is None:  # deleted with its conversation meanwhile
         return None
     with transaction.atomic(using=using):
         lock_conversation(session_pk, using)
@@ -241,12 +251,14 @@ def finish(
                 error=error,
                 error_code=error_code[:32],
                 partial_text=serialization.column_text(partial_text, len(partial_text)),
+                **first_model(spent),
             )
         )
         if not updated:
-            logger.warning("Run pk=%s was taken over before it finished as %s.", run_pk, status)
+            if AgentRun.objects.filter(pk=run_pk).exists():  # else deleted meanwhile
+                logger.warning("Run pk=%s was taken over before it ended as %s.", run_pk, status)
             return None
-        write_spent(run_pk, spent)
+        write_spent(run_pk, spent, model_set=True)
         stopped = status == str(AgentRun.Status.CANCELLED)
         text = open_call_text or (STOPPED_CALL if stopped else FAILED_CALL)
         _close_and_mark_last(session_pk, run_pk, using, text=text, outputs=outputs)

@@ -16,7 +16,7 @@ from datetime import datetime
 from typing import Any
 
 from agents.usage import Usage
-from django.db.models import BigIntegerField, F, Q, Sum, Value
+from django.db.models import BigIntegerField, Case, F, Q, Sum, Value, When
 from django.db.models.functions import Greatest
 
 from django_agent_sessions.models import AgentRun, RunModelUsage
@@ -71,17 +71,31 @@ def grown(counts: Mapping[str, int]) -> dict[str, Any]:
 NOTHING = Spent()
 
 
-def write_spent(run_pk: int, spent: Spent) -> None:
+def write_spent(run_pk: int, spent: Spent, *, model_set: bool = False) -> None:
     """Add each model's share to its row, inside the caller's transaction; the run's
-    ``model`` becomes the first one it used."""
-    shares = {model: counts for model, counts in spent.by_model.items() if any(counts.values())}
+    ``model`` becomes the first one it used (``model_set``: the caller's own UPDATE of
+    the record did it, with ``first_model``)."""
+    shares = _shares(spent)
     for model, counts in shares.items():
         added = {name: F(name) + count for name, count in counts.items()}
         if not RunModelUsage.objects.filter(run_id=run_pk, model=model).update(**added):
             RunModelUsage.objects.create(run_id=run_pk, model=model, **counts)
-    if shares:
-        first = next(iter(shares))
-        AgentRun.objects.filter(pk=run_pk, model="").update(model=first[:255])
+    if shares and not model_set:
+        AgentRun.objects.filter(pk=run_pk, model="").update(model=next(iter(shares))[:255])
+
+
+def first_model(spent: Spent) -> dict[str, Any]:
+    """For an UPDATE of the run's record: its ``model``, the first one it used unless
+    it has one already (nothing when it used none)."""
+    shares = _shares(spent)
+    if not shares:
+        return {}
+    first = Value(next(iter(shares))[:255])
+    return {"model": Case(When(model="", then=first), default=F("model"))}
+
+
+def _shares(spent: Spent) -> dict[str, Mapping[str, int]]:
+    return {model: counts for model, counts in spent.by_model.items() if any(counts.values())}
 
 
 @hop

@@ -138,6 +138,7 @@ async def fail_claimed(
             error="The paused run could not be resumed.",
             error_code="agent_error",
             open_call_text=store_runs.NOT_RESUMED_CALL,
+            session_pk=conversation_pk,
         )
 
     await end(channel_layer, Ending(conversation_pk, terminal, user), record)

@@ -275,6 +275,7 @@ async def _finish(active: ActiveRun, terminal: dict[str, Any] | None) -> None:
             partial_text="" if outcome.status == COMPLETED else streamed.snapshot()["text"],
             outputs=streamed.outputs,
             open_call_text=store_runs.INTERRUPTED_CALL if active.interrupted else "",
+            session_pk=active.session_pk,
         )
 
     async def leave() -> None:

@@ -12,10 +12,14 @@ from datetime import timedelta
 
 import pytest
 from agents.usage import Usage
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
+from pytest_django import DjangoAssertNumQueries
 
 from django_agent_sessions.models import AgentRun, AgentSession
 from django_agent_sessions.store import runs
+from django_agent_sessions.store.usage import Spent
 from tests.conftest import assistant_message, user_message
 from tests.store.helpers import call, item_ids, output, outputs_of, start, user, write
 
@@ -136,6 +140,48 @@ def test_a_run_deleted_with_its_conversation_ends_as_taken_over(session_id: str)
     conversation.delete()  # retention or the admin, while the run streams
     assert runs.finish.sync(started.pk, status="completed", usage=USAGE) is None
     assert not AgentSession.objects.filter(session_id=session_id).exists()
+
+
+def test_a_run_deleted_while_its_end_is_told_ends_as_taken_over_given_its_conversation(
+    session_id: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The run's task knows its conversation (``session_pk``): no query for it; a run
+    deleted with it meanwhile still ends as nothing, and is not logged as taken over."""
+    conversation = write(session_id, user_message("hi"))
+    started = start(conversation)
+    conversation.delete()
+    ended = runs.finish.sync(
+        started.pk, status="completed", usage=USAGE, session_pk=conversation.pk
+    )
+    assert ended is None
+    assert "taken over" not in caplog.text
+
+
+def test_given_its_conversation_a_run_ends_in_one_query_less(
+    session_id: str, django_assert_num_queries: DjangoAssertNumQueries
+) -> None:
+    conversation = write(session_id, user_message("hi"))
+    first = start(conversation)
+    with CaptureQueriesContext(connection) as looked_up:
+        runs.finish.sync(first.pk, status="completed", usage=USAGE)
+    second = start(conversation)
+    with django_assert_num_queries(len(looked_up) - 1):
+        record = runs.finish.sync(
+            second.pk, status="completed", usage=USAGE, session_pk=conversation.pk
+        )
+    assert record is not None
+    assert (record.status, record.session_id) == ("completed", conversation.pk)
+
+
+def test_the_end_sets_the_first_model_a_run_used_in_its_own_update(session_id: str) -> None:
+    spent = Spent(by_model={"gpt-a": {"requests": 1, "output_tokens": 3}, "gpt-b": {"requests": 1}})
+    started = start(write(session_id, user_message("hi")))
+    runs.finish.sync(started.pk, status="completed", usage=USAGE, spent=spent)
+    assert AgentRun.objects.get(pk=started.pk).model == "gpt-a"
+    kept = start(AgentSession.objects.get(session_id=session_id))
+    AgentRun.objects.filter(pk=kept.pk).update(model="gpt-earlier")  # a write before the end
+    runs.finish.sync(kept.pk, status="completed", usage=USAGE, spent=spent)
+    assert AgentRun.objects.get(pk=kept.pk).model == "gpt-earlier"
 
 
 def test_finish_gives_the_runs_last_reply_and_none_without_one(session_id: str) -> None:
