@@ -95,11 +95,13 @@ def test_a_run_with_an_expired_lease_is_taken_over(conversation):
 
 
 def test_a_renewed_lease_keeps_the_run(conversation):
-    started = start(conversation, lease=0.2)
-    time.sleep(0.1)
-    assert renew_lease(started.pk, lease_seconds=0.5) is True
-    time.sleep(0.2)
-    assert start(conversation) is None  # still inside the renewed lease
+    # A lease that ran out (no clock to wait for: it ends as it starts), then renewed
+    # before anyone swept it; without the renewal the start below would take over.
+    started = start(conversation, lease=0)
+    assert AgentRun.objects.get(pk=started.pk).lease_expires_at <= timezone.now()
+    assert renew_lease(started.pk, lease_seconds=60) is True
+    assert start(conversation) is None  # inside the renewed lease
+    assert AgentRun.objects.get(pk=started.pk).status == "running"
 
 
 def test_load_history_limits_and_stops_at_a_watermark(conversation):
