@@ -49,6 +49,7 @@ def test_a_mistake_is_an_error_that_names_it(settings: Any, value: Any, named: s
     assert "TRACE_URL" in str(error.hint)
 
 
+@pytest.mark.django_db  # every check runs: Django 6's model checks may ask SQLite its features
 def test_the_check_is_registered(settings: Any) -> None:
     settings.AGENT_SESSIONS = {"TELEMETRY": {"TRACE_URL": "no placeholder"}}
     assert E090 in [message.id for message in checks.run_checks()]
