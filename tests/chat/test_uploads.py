@@ -41,7 +41,15 @@ def test_an_image_is_stored_and_served_to_its_owner(client, alice, file_storage)
 
 @pytest.mark.parametrize(
     "data",
-    [b"<!doctype html><script>alert(1)</script>", b'<svg xmlns="http://www.w3.org/2000/svg"/>'],
+    [
+        b"<!doctype html><script>alert(1)</script>",
+        b'<svg xmlns="http://www.w3.org/2000/svg"/>',
+        # A byte order mark and whitespace before the markup change nothing.
+        b"\xef\xbb\xbf\n<!DOCTYPE html><script>alert(1)</script>",
+        b'\xef\xbb\xbf \r\n<?xml version="1.0"?><svg xmlns="http://www.w3.org/2000/svg"/>',
+        "\ufeff\n<html><script>alert(1)</script>".encode("utf-16-le"),
+    ],
+    ids=["html", "svg", "bom-html", "bom-svg", "utf16-html"],
 )
 def test_markup_is_refused_whatever_its_name_says(client, alice, file_storage, data):
     client.force_login(alice)
