@@ -32,12 +32,14 @@ def streamed_reply(
     usage: Usage | None = None,
     gate: asyncio.Event | None = None,
     progress: list[str] | None = None,
+    pace: asyncio.Semaphore | None = None,
 ) -> ModelStep:
     """A model turn that streams ``text`` in ``token_size`` pieces, ``delay`` apart.
 
     ``gate``: when given, streaming pauses after the first token until it is set, so a
     test can act "mid-run" deterministically. ``progress``: every token the model has
-    produced is appended to it, so a test can see when the model stopped.
+    produced is appended to it, so a test can see when the model stopped. ``pace``: each
+    token waits for it (released once per token), so a test says when the run goes on.
     """
     output: list[TResponseOutputItem] = []
     if text:
@@ -54,6 +56,8 @@ def streamed_reply(
                 yield event
                 continue
             for piece in tokens(event.delta, token_size):
+                if pace is not None:
+                    await pace.acquire()
                 if progress is not None:
                     progress.append(piece)
                 yield event.model_copy(update={"delta": piece})

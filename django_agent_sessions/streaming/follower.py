@@ -54,18 +54,20 @@ class Follower:
         self.relay = Relay(self)
         self._opened = False
         self._handlers: dict[str, Callable[[dict[str, Any]], Awaitable[None]]] = {
-            "agent.event": self.relay.on_event,
+            "agent.event": self._on_event,
             "agent.snapshot": self._on_snapshot,
             "agent.catchup_timeout": self._on_catchup_timeout,
             "agent.check": self._on_check,
             "agent.expire": self._on_expire,
             "agent.presence": self._on_presence,
-            "agent.resync": self._on_resync,
+            "agent.resync": self._on_event,  # (held as events are while resuming)
             "agent.created": self._on_created,
             "agent.replayed": self._on_replayed,
             "agent.replay_timeout": self._on_replay_timeout,
         }
         self._resuming: tuple[str, int] | None = None  # (run_id, seq) the tab had
+        # What comes live while the replay is asked for: sent after ``resumed``.
+        self._held: list[dict[str, Any]] = []
 
     @property
     def user(self) -> Any:
@@ -142,7 +144,8 @@ class Follower:
         if status != "running":  # over, waiting, unknown, or another conversation's
             return False
         self._resuming = (run_id, seq)
-        # What comes live meanwhile is held after the gap the replay fills.
+        # ``resumed`` is the tab's first frame: what comes live meanwhile is held (``_on_event``)
+        # and relayed after the replayed events, which the sequencer starts at ``seq + 1``.
         self.relay.sequencer.expect(run_id, seq + 1)
         self.relay.watch.following(run_id)
         timeout = float(app_settings.CATCHUP_TIMEOUT_SECONDS)
@@ -155,22 +158,40 @@ class Follower:
             logger.warning("Could not ask a run for the events a tab missed.")
         return True
 
+    async def _on_event(self, message: dict[str, Any]) -> None:
+        """A run's event (or a resync): held while the replay is asked for, so that
+        nothing reaches the tab before ``resumed``; relayed otherwise."""
+        if self._resuming is not None:
+            self._held.append(message)
+        elif message.get("type") == "agent.resync":
+            await self._on_resync(message)
+        else:
+            await self.relay.on_event(message)
+
     async def _on_replayed(self, message: dict[str, Any]) -> None:
         resuming, self._resuming = self._resuming, None
         events = message.get("events")
         if resuming is None or message.get("run_id") != resuming[0] or events is None:
             if resuming is not None:
                 await self.relay.send_history()
+                await self._release_held()
             return
         run_id, seq = resuming
         await self.send_json({"type": "resumed", "run_id": run_id, "seq": seq})
         for event in events:
             await self.relay.on_event({"type": "agent.event", "event": event})
+        await self._release_held()  # (the sequencer drops what the replay had too)
 
     async def _on_replay_timeout(self, message: dict[str, Any]) -> None:
         if self._resuming is not None:
             self._resuming = None
             await self.relay.send_history()
+            await self._release_held()
+
+    async def _release_held(self) -> None:
+        held, self._held = self._held, []
+        for message in held:
+            await self._on_event(message)
 
     async def _on_snapshot(self, message: dict[str, Any]) -> None:
         await self.relay.on_snapshot(message["snapshot"])
@@ -180,11 +201,15 @@ class Follower:
         await self.relay.on_catchup_timeout(round_ if isinstance(round_, int) else None)
 
     async def _on_check(self, message: dict[str, Any]) -> None:
-        if message.get("gap") and self._resuming is not None:
-            # The replay asked for fills this gap: wait for it (or its timeout) first.
+        if self._resuming is not None:
+            # The replay asked for (or its timeout) comes first, ``resumed`` or history;
+            # the check is made again after it.
             run_id = str(message.get("run_id"))
-            self.relay.watch.gap_checked(run_id)
-            self.relay.watch.gap(run_id)
+            if message.get("gap"):
+                self.relay.watch.gap_checked(run_id)
+                self.relay.watch.gap(run_id)
+            else:
+                self.relay.watch.restart_silence()
             return
         await self.relay.on_check(message)
 
