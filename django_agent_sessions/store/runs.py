@@ -25,7 +25,7 @@ from typing import Any
 
 from agents.usage import Usage
 from django.db import IntegrityError, connections, router, transaction
-from django.db.models import Max, OuterRef, Subquery
+from django.db.models import Max, OuterRef, QuerySet, Subquery
 from django.db.models.functions import Coalesce, Greatest
 from django.utils import timezone
 
@@ -177,7 +177,8 @@ def _expire(now: datetime, session_pk: int | None, using: str) -> list[ExpiredRu
 @hop
 def record(run_pk: int) -> AgentRun:
     """The run record, with its conversation and owner, for ``run_finished`` receivers."""
-    found: AgentRun = AgentRun.objects.select_related("session", "session__owner").get(pk=run_pk)
+    runs = AgentRun.objects.select_related("session", "session__owner")
+    found: AgentRun = with_item_ids(runs).get(pk=run_pk)
     return found
 
 
@@ -262,23 +263,26 @@ def finish(
         stopped = status == str(AgentRun.Status.CANCELLED)
         text = open_call_text or (STOPPED_CALL if stopped else FAILED_CALL)
         _close_and_mark_last(session_pk, run_pk, using, text=text, outputs=outputs)
-    # With the reply's item id, for run.completed: the same query, no round trip more.
-    found: AgentRun = (
-        AgentRun.objects.select_related("session")
-        .annotate(reply_item_id=Subquery(_newest_reply.values("id")[:1]))
-        .get(pk=run_pk)
-    )
+    # With the item ids its end names: the same query, no round trip more.
+    found: AgentRun = with_item_ids(AgentRun.objects.select_related("session")).get(pk=run_pk)
     return found
 
 
-# The run's reply: its newest stored assistant message (run.completed's ``reply_item_id``).
-_newest_reply = SessionItem.objects.filter(
-    session_id=OuterRef("session_id"),
-    id__gt=OuterRef("history_item_id"),
-    id__lte=OuterRef("last_item_id"),  # a next run may have started since the commit
-    item_type="message",
-    role="assistant",
-).order_by("-id")
+def with_item_ids(runs: QuerySet[AgentRun]) -> QuerySet[AgentRun]:
+    """With what a run's end names (``lifecycle.end``), or None: ``user_item_id``, the
+    person's message (its first user message), ``reply_item_id``, its newest reply."""
+    messages = SessionItem.objects.filter(
+        session_id=OuterRef("session_id"),
+        id__gt=OuterRef("history_item_id"),
+        id__lte=OuterRef("last_item_id"),  # a next run may have started since the commit
+        item_type="message",
+    )
+    asked = messages.filter(role="user").order_by("id").values("id")[:1]
+    reply = messages.filter(role="assistant").order_by("-id").values("id")[:1]
+    annotated: QuerySet[AgentRun] = runs.annotate(
+        user_item_id=Subquery(asked), reply_item_id=Subquery(reply)
+    )
+    return annotated
 
 
 def _close_and_mark_last(

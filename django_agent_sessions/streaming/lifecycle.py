@@ -86,6 +86,11 @@ async def end(
     if ending.terminal["type"] == "run.completed":
         # Lets a page rate the reply it just streamed (``store.runs.finish`` reads it).
         ending.terminal["reply_item_id"] = getattr(recorded, "reply_item_id", None)
+    user_item_id = getattr(recorded, "user_item_id", None)
+    if user_item_id is not None:
+        # The person's message as stored: a page offers "Branch from here" on the message
+        # it just sent, which its live item.completed (sent before it was stored) could not.
+        ending.terminal["user_item_id"] = user_item_id
     group = group_name(ending.session_pk)
     try:
         for event in ending.resolved:

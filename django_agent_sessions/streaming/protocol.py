@@ -93,6 +93,7 @@ JSON_TEXT = string("The JSON text the model wrote.")
 MESSAGE = string("Translated, human-readable text: show it as it is.")
 USAGE = Shape("Token usage.", {name: integer(minimum=0) for name in TOKEN_COUNTS}).schema()
 REPLY_ITEM_ID = nullable(integer("The id of the run's last stored assistant message.", minimum=1))
+ENDED = {"user_item_id": integer("The stored id of the person's message it answered.", minimum=1)}
 FINAL_OUTPUT = {"description": "A string, or JSON for agents with a structured output_type."}
 FAILURE = Shape("Why.", {"code": {"enum": RUN_FAILED_CODES}, "message": MESSAGE}).schema()
 FILE = {"id": integer(minimum=1), "name": string(), "content_type": string(), "size": integer()}
@@ -174,6 +175,8 @@ CLIENT_FRAMES: dict[str, Shape] = {
 }
 
 RUN, LIVE_ITEM = {"run_id": RUN_ID, "seq": SEQ}, ref("live_item")
+COMPLETED = {**RUN, "final_output": FINAL_OUTPUT, "usage": USAGE, "reply_item_id": REPLY_ITEM_ID}
+RUN_FAILED = {**RUN, "error": FAILURE}
 PENDING_CALL = {
     "call_id": CALL_ID,
     "name": string("The tool's name."),
@@ -206,12 +209,9 @@ SERVER_FRAMES: dict[str, Shape] = {
     ),
     "text.delta": Shape("More assistant text, in order.", {**RUN, "delta": string()}),
     "item.completed": Shape("A completed item (the user's first).", {**RUN, "item": LIVE_ITEM}),
-    "run.completed": Shape(
-        "The run finished and its history is saved.",
-        {**RUN, "final_output": FINAL_OUTPUT, "usage": USAGE, "reply_item_id": REPLY_ITEM_ID},
-    ),
-    "run.cancelled": Shape("The run was stopped.", RUN),
-    "run.failed": Shape("The run failed; the socket stays usable.", {**RUN, "error": FAILURE}),
+    "run.completed": Shape("The run finished and its history is saved.", COMPLETED, ENDED),
+    "run.cancelled": Shape("The run was stopped.", RUN, ENDED),
+    "run.failed": Shape("The run failed; the socket stays usable.", RUN_FAILED, ENDED),
     "approval.requested": Shape(
         "The run stopped on a tool call that needs a decision; one frame per call.",
         {**RUN, **PENDING_CALL},

@@ -50,6 +50,9 @@ async def test_a_run_streams_as_events_with_ids_and_is_history_after(alice_cooki
     # Each run's end names its own reply, not the conversation's previous one.
     replies = [first[-1]["reply_item_id"], frames[-1]["reply_item_id"]]
     assert replies == [history["items"][1]["id"], history["items"][3]["id"]]
+    # ... and the person's message it answered, as stored: the chat branches from it.
+    asked = [first[-1]["user_item_id"], frames[-1]["user_item_id"]]
+    assert asked == [history["items"][0]["id"], history["items"][2]["id"]]
     assert await run_statuses(session_id) == ["completed", "completed"]
 
 

@@ -191,9 +191,12 @@ def test_finish_gives_the_runs_last_reply_and_none_without_one(session_id: str) 
     record = runs.finish.sync(started.pk, status="cancelled", usage=USAGE)
     assert record is not None
     assert record.reply_item_id is None  # type: ignore[attr-defined]  # annotated
+    # The person's message it answered: the first user message after the run began.
+    assert record.user_item_id == item_ids(session_id)[2]  # type: ignore[attr-defined]
     next_run = start(conversation)
     write(session_id, user_message("and?"), assistant_message("First."), call("c2"))
     write(session_id, output("c2", "cloudy"), assistant_message("Last."))
     record = runs.finish.sync(next_run.pk, status="completed", usage=USAGE)
     assert record is not None
     assert record.reply_item_id == item_ids(session_id)[-1]  # type: ignore[attr-defined]
+    assert record.user_item_id == item_ids(session_id)[-5]  # type: ignore[attr-defined]
