@@ -19,6 +19,7 @@ from django.utils.translation import gettext_lazy as _
 
 from django_agent_sessions.models import AgentRun
 from django_agent_sessions.telemetry import settings as telemetry
+from django_agent_sessions.usage.counts import COUNTS
 
 
 @admin.register(AgentRun)
@@ -48,12 +49,7 @@ class AgentRunAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
         "started_at",
         "finished_at",
         "duration",
-        "requests",
-        "input_tokens",
-        "cached_tokens",
-        "output_tokens",
-        "reasoning_tokens",
-        "total_tokens",
+        *COUNTS,
         "error_code",
         "error",
         "partial_text",

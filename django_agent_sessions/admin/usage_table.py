@@ -14,8 +14,9 @@ from decimal import Decimal
 
 from django.utils.translation import gettext as _
 
-from django_agent_sessions.store.usage_report import TOKEN_FIELDS, Group, Report, Row
+from django_agent_sessions.store.usage_report import Group, Report, Row
 from django_agent_sessions.usage import prices
+from django_agent_sessions.usage.counts import COUNTS
 
 DASH = "\u2014"
 #: Marks a cost that leaves out the models without a price.
@@ -58,7 +59,7 @@ def header(group: Group) -> list[str]:
         "total_tokens": _("Total tokens"),
     }
     first = {"day": _("Day"), "user": _("User"), "model": _("Model")}[group]
-    return [first, _("Runs"), *(labels[name] for name in TOKEN_FIELDS), _("Cost")]
+    return [first, _("Runs"), *(labels[name] for name in COUNTS), _("Cost")]
 
 
 def cost(row: Row) -> Decimal | None:
@@ -93,7 +94,7 @@ def key_text(key: date | str | None, group: Group) -> str:
 
 def _cells(row: Row, group: Group | None) -> list[str]:
     first = _("Total") if group is None else key_text(row.key, group)
-    numbers = [str(getattr(row.usage, name)) for name in TOKEN_FIELDS]
+    numbers = [str(getattr(row.usage, name)) for name in COUNTS]
     return [first, str(row.runs), *numbers, cost_text(row)]
 
 

@@ -22,15 +22,6 @@ from django.db.models.functions import Greatest
 from django_agent_sessions.models import AgentRun, RunModelUsage
 from django_agent_sessions.store.hops import hop
 
-COUNTS = (
-    "requests",
-    "input_tokens",
-    "cached_tokens",
-    "output_tokens",
-    "reasoning_tokens",
-    "total_tokens",
-)
-
 
 def usage_counts(usage: Usage) -> dict[str, int]:
     """The SDK's usage as the record's columns (cached and reasoning from its details)."""

@@ -25,19 +25,12 @@ from django.db.models.functions import TruncDate
 from django.utils import timezone
 
 from django_agent_sessions.models import AgentRun, RunModelUsage
+from django_agent_sessions.usage.counts import COUNTS
 
 Group = Literal["day", "user", "model"]
 GROUPS: tuple[Group, ...] = ("day", "user", "model")
 #: The default range: this many days up to today, inclusive.
 DEFAULT_DAYS = 30
-TOKEN_FIELDS = (
-    "requests",
-    "input_tokens",
-    "cached_tokens",
-    "output_tokens",
-    "reasoning_tokens",
-    "total_tokens",
-)
 
 
 @dataclass(frozen=True)
@@ -78,7 +71,7 @@ class Usage:
     total_tokens: int = 0
 
     def add(self, other: Usage | Mapping[str, Any]) -> None:
-        for name in TOKEN_FIELDS:
+        for name in COUNTS:
             value = getattr(other, name) if isinstance(other, Usage) else other.get(name)
             setattr(self, name, getattr(self, name) + (value or 0))
 
@@ -143,7 +136,7 @@ def _model_shares(filters: Filters, group: Group) -> Iterable[dict[str, Any]]:
         shares = shares.filter(**{f"run__session__owner__{_username_field()}": filters.user})
     if filters.model:
         shares = shares.filter(model=filters.model)
-    sums = {name: Sum(name) for name in TOKEN_FIELDS}
+    sums = {name: Sum(name) for name in COUNTS}
     grouped: Iterable[dict[str, Any]] = (
         shares.annotate(key=_key(group, "run__"))
         .values("key", "model")
@@ -164,7 +157,7 @@ def _runs(filters: Filters, group: Group) -> Iterable[dict[str, Any]]:
         runs = runs.filter(
             Exists(shares.filter(model=filters.model)) | (bare & Q(model=filters.model))
         )
-    sums = {name: Sum(name) for name in TOKEN_FIELDS}
+    sums = {name: Sum(name) for name in COUNTS}
     grouped: Iterable[dict[str, Any]] = (
         runs.annotate(key=_key(group, ""), bare=bare)
         .values("key", "model", "bare")

@@ -14,12 +14,13 @@ from openai.types.responses.response_usage import InputTokensDetails, OutputToke
 from django_agent_sessions.models import AgentRun, AgentSession, RunModelUsage
 from django_agent_sessions.store import usage
 from django_agent_sessions.store.usage import Spent, usage_counts, write_spent
+from django_agent_sessions.usage.counts import COUNTS
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
 def _counts(total: int, **more: int) -> dict[str, int]:
-    return {**dict.fromkeys(usage.COUNTS, 0), "requests": 1, "total_tokens": total, **more}
+    return {**dict.fromkeys(COUNTS, 0), "requests": 1, "total_tokens": total, **more}
 
 
 def _run(owner: Any, started_days_ago: float = 0, total: int = 0, **fields: Any) -> AgentRun:
@@ -57,7 +58,7 @@ def test_each_write_adds_to_the_models_share_and_the_first_model_names_the_run(m
     run = _run(make_user("ann"))
     write_spent(run.pk, Spent(by_model={"small": _counts(10), "large": _counts(100)}))
     write_spent(run.pk, Spent(by_model={"small": _counts(5)}))
-    write_spent(run.pk, Spent(by_model={"other": dict.fromkeys(usage.COUNTS, 0)}))  # nothing
+    write_spent(run.pk, Spent(by_model={"other": dict.fromkeys(COUNTS, 0)}))  # nothing
     shares = dict(RunModelUsage.objects.filter(run=run).values_list("model", "total_tokens"))
     assert shares == {"small": 15, "large": 100}
     assert RunModelUsage.objects.get(run=run, model="small").requests == 2
