@@ -30,3 +30,16 @@ class AgentSessionsConfig(AppConfig):
         checks.register(layer_checks.check_stream_layer)
         checks.register(budget_checks.check_budgets)
         checks.register(telemetry_checks.check_telemetry)
+
+        # A deleted attachment row takes its stored file once its transaction commits,
+        # whichever ORM delete removed it (store.attachments). Connecting is all this does.
+        from django.db.models.signals import post_delete
+
+        from django_agent_sessions.files.models import Attachment
+        from django_agent_sessions.store import attachments
+
+        post_delete.connect(
+            attachments.attachment_deleted,
+            sender=Attachment,
+            dispatch_uid="django_agent_sessions.attachment_deleted",
+        )

@@ -7,11 +7,20 @@ to storage, then its row) only if it is new; the items' payloads then name the s
 files. Writing under the lock means a concurrent writer of the same file waits and
 finds the row, and a transaction that fails can delete exactly the files it stored:
 nobody else can have referenced them (``deleted_on_failure``).
+
+Removed rows take their files once their transaction commits, by one path
+(``delete_files_once_committed``): the statement that deletes a conversation's rows
+(``remove_of``: clearing, deleting, pruning, compaction) gives it the names it deleted,
+and every delete through the ORM (a conversation's ``delete()``, its owner's, a
+queryset's, the orphan command's) gives it each row's name from ``post_delete``
+(``attachment_deleted``, connected by the app config). Neither sees the other's rows, so
+a file is deleted once.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
@@ -48,12 +57,25 @@ def remove_of(using: str, conversation_pks: Sequence[int]) -> None:
             sql = statements.delete_attachments(connection, len(conversation_pks))
             cursor.execute(sql, list(conversation_pks))
             names = [str(row[0]) for row in cursor.fetchall()]
-    else:  # an older SQLite: read the names, then delete
-        attachments = Attachment.objects.using(using).filter(session_id__in=conversation_pks)
-        names = list(attachments.values_list("storage_name", flat=True))
-        attachments.delete()
+        delete_files_once_committed(using, names)
+    else:  # an older SQLite: the ORM's delete, whose post_delete takes each file
+        Attachment.objects.using(using).filter(session_id__in=conversation_pks).delete()
+
+
+def delete_files_once_committed(using: str, names: Sequence[str]) -> None:
+    """Delete these stored files once the transaction on ``using`` commits (at once
+    outside one): their rows were deleted in it. A rollback brings the rows back and
+    keeps the files; a savepoint rolled back drops what was registered in it."""
     if names:
-        transaction.on_commit(lambda: storage.delete(names), using=using)
+        transaction.on_commit(functools.partial(storage.delete, list(names)), using=using)
+
+
+def attachment_deleted(
+    sender: type[Attachment], instance: Attachment, using: str, **kwargs: Any
+) -> None:
+    """``post_delete`` of ``Attachment``: a row the ORM deleted (its conversation's
+    cascade, its owner's, a queryset's ``delete()``) takes its file once committed."""
+    delete_files_once_committed(using, [instance.storage_name])
 
 
 def owned_file(session_id: str, attachment_id: int, owner_id: Any) -> Attachment | None:

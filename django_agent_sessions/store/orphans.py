@@ -14,7 +14,6 @@ finds and removes what is left:
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Iterator
 from datetime import datetime, timedelta
 
@@ -57,8 +56,8 @@ def remove_unreferenced(using: str | None = None, *, before: datetime | None = N
                 continue
             names = _unreferenced_in(using, [session_pk], before).get(session_pk, [])
             rows = Attachment.objects.using(using).filter(session_id=session_pk)
+            # Each file goes once this commits (``attachments.attachment_deleted``).
             rows.filter(storage_name__in=names).delete()
-            transaction.on_commit(functools.partial(storage.delete, names), using=using)
         removed += names
     return removed
 

@@ -1,6 +1,7 @@
 """A storage backend of the tests' own, written the way a project writes one for a
 service Django has no backend for: the few methods of Django's ``Storage`` API, over a
-dict of buckets (keys to bytes and a modification time) in this process."""
+dict of buckets (keys to bytes and a modification time) in this process. Each bucket
+also logs the names it was asked to delete, so that a test can tell a file deleted twice."""
 
 from __future__ import annotations
 
@@ -24,9 +25,11 @@ class DictStorage(Storage):
     (Django makes one per settings change) sees what an earlier one saved."""
 
     buckets: ClassVar[dict[str, dict[str, Stored]]] = {}
+    deletions: ClassVar[dict[str, list[str]]] = {}
 
     def __init__(self, bucket: str = "default") -> None:
         self.files = self.buckets.setdefault(bucket, {})
+        self.deleted = self.deletions.setdefault(bucket, [])
 
     def _save(self, name: str, content: File[Any]) -> str:
         content.seek(0)
@@ -39,6 +42,7 @@ class DictStorage(Storage):
         return ContentFile(self.files[name].data, name=name)  # type: ignore[return-value]
 
     def delete(self, name: str) -> None:
+        self.deleted.append(name)
         self.files.pop(name, None)
 
     def exists(self, name: str) -> bool:

@@ -6,8 +6,6 @@ and clearing all go through it, and nothing reaches the default storage."""
 from __future__ import annotations
 
 import io
-import uuid
-from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
 
@@ -25,25 +23,9 @@ from django_agent_sessions import DjangoSession, retention
 from django_agent_sessions.models import AgentSession, Attachment
 from tests.attachment_helpers import image_message, png, stored_files
 from tests.conftest import assistant_message
-from tests.files.dict_storage import DictStorage, Stored
+from tests.files.dict_storage import Stored
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-@pytest.fixture
-def bucket(settings, file_storage) -> Iterator[dict[str, Stored]]:
-    """The files of a bucket of this test's own, the app's storage by its alias."""
-    name = uuid.uuid4().hex
-    settings.STORAGES = {
-        **settings.STORAGES,
-        "agent_files": {
-            "BACKEND": "tests.files.dict_storage.DictStorage",
-            "OPTIONS": {"bucket": name},
-        },
-    }
-    settings.AGENT_SESSIONS = {**settings.AGENT_SESSIONS, "ATTACHMENTS": {"STORAGE": "agent_files"}}
-    yield DictStorage.buckets.setdefault(name, {})
-    del DictStorage.buckets[name]
 
 
 def _contents(bucket: dict[str, Stored]) -> dict[str, bytes]:
