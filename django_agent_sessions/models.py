@@ -122,6 +122,12 @@ class AgentRunQuerySet(models.QuerySet["AgentRun"]):
         live: AgentRunQuerySet = self.running().filter(lease_expires_at__gte=now)
         return live
 
+    def holding(self, now: datetime) -> AgentRunQuerySet:
+        """Live, or waiting for decisions: the runs that hold their conversation (a new
+        message there is ``busy``)."""
+        holding: AgentRunQuerySet = self.live(now) | self.filter(status=AgentRun.Status.WAITING)
+        return holding
+
     def stale(self, now: datetime) -> AgentRunQuerySet:
         """Running on paper only: the lease expired, so its worker died or hung."""
         stale: AgentRunQuerySet = self.running().filter(lease_expires_at__lt=now)

@@ -42,8 +42,8 @@ MAX_MESSAGE_CHARS = 2000
 WAITING = AgentRun.Status.WAITING
 RUNNING = AgentRun.Status.RUNNING
 # ToolApproval.reason of a call rejected because its run ended without a decision.
-EXPIRED = "expired"
-CANCELLED = "cancelled"
+EXPIRED = ToolApproval.Reason.EXPIRED
+CANCELLED = ToolApproval.Reason.CANCELLED
 __all__ = ["REJECTION_OUTPUT"]
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.db import connections, router, transaction
-from django.db.models import Exists, OuterRef, Q
+from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
 from django_agent_sessions import serialization
@@ -127,9 +127,7 @@ def _lock_idle(session_id: str, user: Any, using: str) -> int:
     if found is None:
         raise NotFound(session_id)
     # A "running" run whose lease expired belongs to a worker that died: not live.
-    now = timezone.now()
-    live = Q(status=AgentRun.Status.RUNNING, lease_expires_at__gte=now)
-    held = AgentRun.objects.using(using).filter(live | Q(status=AgentRun.Status.WAITING))
+    held = AgentRun.objects.using(using).holding(timezone.now())
     if held.filter(session_id=found).exists():
         raise Busy(session_id)
     return int(found)
