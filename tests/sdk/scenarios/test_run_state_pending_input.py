@@ -23,10 +23,10 @@ from agents.testing import ScriptedModel
 from agents.tool import Tool
 from agents.usage import Usage
 
-from .model_test_helpers import get_exact_output_stream_step
-from .test_computer_tool_lifecycle import FakeComputer
-from .test_responses import get_function_tool_call, get_handoff_tool_call, get_text_message
-from .utils.simple_session import SimpleListSession
+from tests.sdk.support.model_helpers import get_exact_output_stream_step  # ported: SDK test helpers live in tests/sdk/support
+from tests.sdk.support.computer_tool_lifecycle import FakeComputer  # ported: SDK test helpers live in tests/sdk/support
+from tests.sdk.support.responses import get_function_tool_call, get_handoff_tool_call, get_text_message  # ported: SDK test helpers live in tests/sdk/support
+from tests.sdk.stores import SimpleListSession  # ported: DjangoSession under the list session's constructor
 
 
 def _item_type(item: TResponseInputItem) -> str | None:
