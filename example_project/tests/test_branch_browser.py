@@ -166,3 +166,26 @@ def test_a_branch_from_the_third_of_forty_messages_goes_its_own_way(
     users = texts(page)
     assert users == [*MESSAGES[:AT], "In the branch, something else"]
     assert page.evaluate(SHOWN)[: len(shown)] == shown
+
+
+def test_a_message_just_sent_is_branched_from_without_a_reload(branch_server, new_page):  # noqa: F811
+    """The run's end names the message as stored (``user_item_id``): the page offers
+    "Branch from here" on it at once, as it would after a reload."""
+    server = branch_server
+    page = new_page()
+    log_in(page, server.url, create_user(server.env))
+    answer(page, MESSAGES[2])
+    answer(page, MESSAGES[3])  # both sent on this page, never reloaded
+    original = page.url
+    just_sent = page.locator(USER).nth(1)
+    # Shown by the same frame that ends the run (and so brings Send back): no wait.
+    assert just_sent.get_by_role("button", name="Branch from here").is_visible()
+    assert page.locator(USER).nth(0).get_by_role("button", name="Branch from here").is_visible()
+
+    just_sent.get_by_role("button", name="Branch from here").click()
+    page.wait_for_url(lambda url: url != original and re.search(r"/c/[0-9a-f]{32}/$", url))
+    wait_history(page)
+    assert page.get_by_label("Message", exact=True).input_value() == MESSAGES[3]
+    assert texts(page) == [MESSAGES[2]]  # what came before the message, and only that
+    first_turn = before_message(stored(server, original), 1, lambda item: item[0] == "user")
+    assert stored(server, page.url) == first_turn

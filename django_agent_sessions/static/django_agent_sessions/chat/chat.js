@@ -203,6 +203,8 @@ const callbacks = {
   onFrame(frame) {
     const handler = handlers[frame.type];
     if (handler) handler(frame);
+    // A run's end names the message it answered, now stored: "Branch from here" on it.
+    if (frame.user_item_id) transcript.storedLastMessage(frame.user_item_id);
   },
   onState(state) {
     ui.status.dataset.state = state;

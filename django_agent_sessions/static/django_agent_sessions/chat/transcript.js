@@ -218,6 +218,15 @@ export class Transcript {
     return true;
   }
 
+  /* After a run's end: the message it answered, sent live, is stored as `itemId` (its
+   * item.completed came before it was). It now shows as after a reload: Branch from here. */
+  storedLastMessage(itemId) {
+    const last = this.lastUserMessage();
+    if (!itemId || !last || last.dataset.itemId || last.dataset.status) return;
+    last.id = "item-" + itemId; // search.js opens it
+    this.buttons.stored(last, itemId);
+  }
+
   rejectLastEcho() {
     const echo = this.pendingEcho.pop();
     if (echo) {
