@@ -6,7 +6,8 @@ channels_redis with that made frequent and reproducible: a fraction ``drop`` of 
 messages whose type is in ``types`` is never sent, and a fraction ``delay`` is sent
 ``delay_seconds`` late (so it arrives after later ones: reordered). The worker processes
 of ``tests/streaming/test_lost_messages.py`` use it through ``AGENT_SESSIONS_TEST_LOSS``
-(``tests/settings.py``).
+(``tests/settings.py``); ``tests/streaming/test_watch_deaf_layer.py`` in its own process,
+with ``drop`` raised to 1 mid-run (a layer that never delivers again).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from channels_redis.core import RedisChannelLayer
@@ -43,6 +44,7 @@ class LossyRedisChannelLayer(RedisChannelLayer):  # type: ignore[misc]
         self.types = frozenset(types)
         self.random = random.Random(seed)
         self.dropped = 0
+        self.on_drop: Callable[[dict[str, Any]], None] | None = None  # told of each loss
         self._late: set[asyncio.Task[None]] = set()
 
     async def send(self, channel: str, message: dict[str, Any]) -> None:
@@ -56,6 +58,8 @@ class LossyRedisChannelLayer(RedisChannelLayer):  # type: ignore[misc]
             chance = self.random.random()
             if chance < self.drop:
                 self.dropped += 1
+                if self.on_drop is not None:
+                    self.on_drop(message)
                 if self.dropped % 10 == 1:
                     logger.warning("The lossy layer dropped %d messages.", self.dropped)
                 return

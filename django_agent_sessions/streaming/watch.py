@@ -8,7 +8,12 @@ times both:
 - **a gap**: a later event came first; unfilled after ``GAP_TIMEOUT_SECONDS``, the tab
   recovers (asks the run where it stands, or reads the stored outcome);
 - **silence**: nothing of a run it follows (started, not ended) for
-  ``FOLLOW_CHECK_SECONDS``; the tab checks whether it missed anything.
+  ``FOLLOW_CHECK_SECONDS``; the tab checks whether it missed anything. The timer arms
+  itself again as it fires: a tab checks after every ``FOLLOW_CHECK_SECONDS`` of silence
+  for as long as it follows the run, whatever came of the last check (a layer that
+  delivers nothing more, a listener that did not come back, leaves every catch-up
+  unanswered while the record says the run goes on: the tab keeps reading the record
+  until it shows the end).
 
 A timer never acts itself: it ``wake``s the tab's own inbox with an ``agent.check``, so
 the tab's state is only ever changed by its own task, in arrival order. The inbox is
@@ -125,7 +130,12 @@ class Watch:
         if self.live is not None:
             delay = float(app_settings.FOLLOW_CHECK_SECONDS)
             check = {"type": "agent.check", "run_id": self.live}
-            self._silence = later(delay, self._wake, check)
+            self._silence = later(delay, self._silent, check)
+
+    def _silent(self, check: dict[str, Any]) -> None:
+        self._silence = None
+        self._restart_silence()  # the next check is due whatever this one finds (module doc)
+        self._wake(check)
 
 
 def later(delay: float, wake: Wake, message: dict[str, Any]) -> asyncio.TimerHandle:

@@ -63,6 +63,22 @@ async def test_silence_wakes_the_tab_with_a_check_of_the_run_it_follows(settings
     watch.stop()
 
 
+async def test_silence_is_checked_again_and_again_while_the_run_goes_on(settings):
+    # Nothing the checks did (their catch-ups unanswered, a layer that delivers nothing)
+    # restarted the timer: the tab checks again all the same, until the run's end.
+    settings.AGENT_SESSIONS = {"FOLLOW_CHECK_SECONDS": 0.02}
+    inbox = Inbox()
+    watch = Watch(inbox.wake)
+    watch.shown(_event("text.delta", seq=2))
+    for _check in range(3):
+        assert await inbox.next() == {"type": "agent.check", "run_id": "r"}
+    watch.ended("r")
+    while not inbox.queue.empty():  # (a check already woken is the tab's to ignore)
+        inbox.queue.get_nowait()
+    assert watch._silence is None  # an ended run is checked no more
+    watch.stop()
+
+
 async def test_a_gap_is_checked_once_after_the_gap_timeout(settings):
     settings.AGENT_SESSIONS = {"GAP_TIMEOUT_SECONDS": 0.01, "FOLLOW_CHECK_SECONDS": 60}
     inbox = Inbox()
