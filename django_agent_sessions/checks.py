@@ -42,7 +42,28 @@ def check_settings(**kwargs: Any) -> list[CheckMessage]:
     errors.extend(check_positive("MAX_ITEM_BYTES", optional=True))
     errors.extend(check_positive("MAX_ITEM_DEPTH", optional=False))
     errors.extend(_check_retention())
+    errors.extend(_check_search())
     return errors
+
+
+_SEARCH_KEYS = {"ENABLED", "LANGUAGE", "TOOL_OUTPUTS"}
+
+
+def _check_search() -> list[CheckMessage]:
+    """``SEARCH``: None or a dict of known keys; ``ENABLED`` a bool (a typo such as
+    "false" would leave search on and every write paying for it)."""
+    value = app_settings.SEARCH
+    problem = ""
+    if value is not None and not isinstance(value, dict):
+        problem = f"must be a dict or None, not {type(value).__name__}"
+    elif value and set(value) - _SEARCH_KEYS:
+        problem = f"has unknown keys {sorted(set(value) - _SEARCH_KEYS)}"
+    elif value and not isinstance(value.get("ENABLED", True), bool):
+        problem = "['ENABLED'] must be True or False"
+    if not problem:
+        return []
+    hint = "Keys: ENABLED (True/False), LANGUAGE, TOOL_OUTPUTS (docs/integration.md, Search)."
+    return [Error(f"AGENT_SESSIONS['SEARCH'] {problem}.", hint=hint, id=f"{_ID}.E031")]
 
 
 def _check_retention() -> list[CheckMessage]:

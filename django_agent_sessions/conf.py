@@ -107,9 +107,11 @@ DEFAULTS: dict[str, Any] = {
     # OpenTelemetry traces and metrics (docs/operations.md): a dict over
     # telemetry.settings.DEFAULTS (on, no message text in spans, no trace URL). None: those.
     "TELEMETRY": None,
-    # Content search (store.search): {"LANGUAGE": PostgreSQL's text search configuration,
-    # "simple" by default; "TOOL_OUTPUTS": find tools' outputs too, False}. After changing
-    # either, run the agent_sessions_reindex command.
+    # Content search (store.search): {"ENABLED": False switches the search of messages
+    # off (writes keep no searchable text, so no index costs them anything), True by
+    # default; "LANGUAGE": PostgreSQL's text search configuration, "simple" by default;
+    # "TOOL_OUTPUTS": find tools' outputs too, False}. After changing any of them, run
+    # the agent_sessions_reindex command.
     "SEARCH": None,
 }
 

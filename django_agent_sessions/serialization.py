@@ -73,14 +73,25 @@ def encode_item(item: Any, *, index: int, max_bytes: int | None, max_depth: int)
         column_text(items.text_field(item, "role"), 32),
         column_text(items.text_field(item, "call_id"), 255),
         preview(item),
-        column_text(items.search_text(item, _search_tool_outputs()), SEARCH_CHARS),
+        _searched(item),
     )
 
 
-def _search_tool_outputs() -> bool:
-    """``AGENT_SESSIONS["SEARCH"]["TOOL_OUTPUTS"]``: search finds tools' outputs too."""
+def _searched(item: Mapping[str, Any]) -> str:
+    """The ``search_text`` column: "" when search is off (no index holds empty text)."""
+    mode = search_mode()
+    return "" if mode is None else column_text(items.search_text(item, mode), SEARCH_CHARS)
+
+
+def search_mode() -> bool | None:
+    """None when ``AGENT_SESSIONS["SEARCH"]["ENABLED"]`` is False (search is off);
+    else whether search finds tools' outputs too (``"TOOL_OUTPUTS"``)."""
     configured = app_settings.SEARCH
-    return bool(configured and configured.get("TOOL_OUTPUTS"))
+    if not configured:
+        return False
+    if configured.get("ENABLED", True) is False:
+        return None
+    return bool(configured.get("TOOL_OUTPUTS"))
 
 
 def column_text(text: str, max_length: int) -> str:

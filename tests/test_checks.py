@@ -86,3 +86,15 @@ def test_settings_are_read_lazily():
     with pytest.raises(AttributeError, match="Unknown AGENT_SESSIONS setting"):
         _ = app_settings.NOT_A_SETTING
     assert settings.AGENT_SESSIONS == {}
+
+
+@pytest.mark.parametrize("value", ["off", {"ENABLED": "false"}, {"ENABLE": False}, {"ENABLED": 0}])
+def test_search_setting_is_checked(value):
+    with override_settings(AGENT_SESSIONS={"SEARCH": value}):
+        assert ids(check_settings()) == ["django_agent_sessions.E031"]
+
+
+@pytest.mark.parametrize("value", [None, {}, {"ENABLED": False}, {"TOOL_OUTPUTS": True}])
+def test_valid_search_settings_pass(value):
+    with override_settings(AGENT_SESSIONS={"SEARCH": value}):
+        assert check_settings() == []

@@ -103,7 +103,7 @@ def replace_suffix(
             )
         cursor.execute(sql.delete_from, [locked.pk, expected_ids[0]])
         removed += int(cursor.rowcount)
-        stored._insert_items(cursor, sql, locked.pk, encoded, clock.stamp)
+        stored._insert_items(cursor, sql, locked.pk, encoded, clock.stamp, connection)
         delta = len(encoded) - removed
         cursor.execute(sql.recount, [delta, delta, locked.pk])
     return True
@@ -154,7 +154,7 @@ def replace_all(scope: Scope, encoded: list[EncodedItem], files: FilesByIndex | 
             session = (locked.pk, scope.session_id, locked.owner_id)
             if files:
                 encoded = attachments.with_stored_files(scope.using, session, encoded, files, saved)
-            stored._insert_items(cursor, sql, locked.pk, encoded, clock.stamp)
+            stored._insert_items(cursor, sql, locked.pk, encoded, clock.stamp, connection)
             cursor.execute(sql.recount, [len(encoded), len(encoded), locked.pk])
             return
     if encoded:  # nothing was stored: the replacement is the first write

@@ -20,7 +20,7 @@ from django_agent_sessions.exceptions import SessionOwnershipError
 from django_agent_sessions.items import is_user_message
 from django_agent_sessions.models import AgentSession
 from django_agent_sessions.serialization import EncodedItem
-from django_agent_sessions.store import attachments
+from django_agent_sessions.store import attachments, search_batches
 from django_agent_sessions.store.attachments import FilesByIndex
 from django_agent_sessions.store.clock import Clock, read_clock
 from django_agent_sessions.store.conversations import delete_items_of
@@ -117,7 +117,7 @@ def _append_items(
         if files is not None:
             session = (locked.pk, scope.session_id, locked.owner_id)
             encoded = attachments.with_stored_files(scope.using, session, encoded, *files)
-        _insert_items(cursor, sql, locked.pk, encoded, clock.stamp)
+        _insert_items(cursor, sql, locked.pk, encoded, clock.stamp, connection)
 
 
 def pop_newest(scope: Scope) -> Any:
@@ -234,15 +234,19 @@ def _insert_items(
     session_pk: int,
     encoded: list[EncodedItem],
     created_at: Any,
+    connection: BaseDatabaseWrapper,
 ) -> None:
     """One multi-row INSERT per chunk. Measured: ``bulk_create`` spent more time building
-    model instances and array parameters than the database spent storing the rows."""
+    model instances and array parameters than the database spent storing the rows.
+    On SQLite, then the search index's batch if one is due (``search_batches``)."""
     for start in range(0, len(encoded), _INSERT_CHUNK):
         chunk = encoded[start : start + _INSERT_CHUNK]
         params: list[Any] = []
         for item in chunk:
             params += [session_pk, *item, created_at]  # EncodedItem is in column order
         cursor.execute(sql.insert(len(chunk)), params)
+    if encoded and connection.vendor == "sqlite":
+        search_batches.after_insert(connection, cursor, int(cursor.lastrowid), qmark=sql.qmark)
 
 
 def _create(scope: Scope, now: Any, title: str) -> None:

@@ -33,7 +33,7 @@ from django_agent_sessions import serialization
 from django_agent_sessions.conf import app_settings
 from django_agent_sessions.items import search_text
 from django_agent_sessions.models import AgentSession, SessionItem
-from django_agent_sessions.store import search_statements, statements
+from django_agent_sessions.store import search_batches, search_statements, statements
 
 #: At most this many words of a query are searched for.
 MAX_TERMS = 8
@@ -74,9 +74,8 @@ def search(owner_id: Any, query: str, limit: int = 20) -> list[Hit]:
             :limit
         ]
     ]
-    for item_id, session_id, title, text, _pk in _items(
-        connections[using], [owner_id], terms, limit
-    ):
+    found = _items(connections[using], [owner_id], terms, limit) if enabled() else []
+    for item_id, session_id, title, text, _pk in found:
         hits.append(Hit(session_id, title, item_id, snippet(text, terms)))
     return hits[:limit]
 
@@ -85,7 +84,7 @@ def conversations_with(query: str, *, using: str, items: int = 1000) -> list[int
     """Staff's search (the admin's list): the primary keys of the conversations, anyone's,
     of the newest ``items`` messages that hold every word of ``query``."""
     terms = terms_of(query)
-    if not terms:
+    if not terms or not enabled():
         return []
     rows = _items(connections[using], [], terms, items)
     return list(dict.fromkeys(row[4] for row in rows))
@@ -105,7 +104,7 @@ def in_conversation(session_pk: int, query: str, limit: int = 50, *, using: str)
     primary key ``session_pk``) that hold every word of ``query``, in transcript order,
     on the same index and with the same matching as ``search``."""
     terms = terms_of(query)
-    if not terms or limit <= 0:
+    if not terms or limit <= 0 or not enabled():
         return []
     connection = connections[using]
     fts = has_fts(connection)
@@ -118,6 +117,13 @@ def in_conversation(session_pk: int, query: str, limit: int = 50, *, using: str)
         cursor.execute(sql, [session_pk, *matched, limit])
         rows = cursor.fetchall()
     return [ItemHit(pk, role, kind, snippet(text, terms)) for pk, role, kind, text in rows]
+
+
+def enabled() -> bool:
+    """Whether search is on (``AGENT_SESSIONS["SEARCH"]["ENABLED"]``, True by default).
+    Off, items are written with no searchable text: titles are still found, messages
+    not."""
+    return serialization.search_mode() is not None
 
 
 def terms_of(query: str) -> list[str]:
@@ -249,18 +255,20 @@ def install(connection: BaseDatabaseWrapper) -> None:
             fts = bool(cursor.fetchone()[0])
         for sql in search_statements.search_install(connection, language(), fts=fts):
             cursor.execute(sql)
+    search_batches.forget(connection)
 
 
 def uninstall(connection: BaseDatabaseWrapper) -> None:
     with connection.cursor() as cursor:
         for sql in search_statements.search_uninstall(connection):
             cursor.execute(sql)
+    search_batches.forget(connection)
 
 
 def reindex(using: str, batch: int = 1000) -> int:
     """Recompute every item's search text (after a change of settings or an upgrade),
     then recreate the index; the number of items whose text changed."""
-    tool_outputs = bool((app_settings.SEARCH or {}).get("TOOL_OUTPUTS"))
+    mode = serialization.search_mode()  # None: search is off, every text is ""
     changed, after = 0, 0
     while True:
         rows = list(
@@ -274,7 +282,7 @@ def reindex(using: str, batch: int = 1000) -> int:
         stale = []
         for item_id, payload, stored in rows:
             decoded = serialization.decode_payloads([payload])
-            text = search_text(decoded[0], tool_outputs) if decoded else ""
+            text = search_text(decoded[0], mode) if decoded and mode is not None else ""
             text = serialization.column_text(text, serialization.SEARCH_CHARS)
             if text != stored:
                 stale.append(SessionItem(id=item_id, search_text=text))

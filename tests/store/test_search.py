@@ -25,7 +25,7 @@ from django_agent_sessions.store import (
 )
 from django_agent_sessions.store import items as stored_items
 from tests.conftest import assistant_message, user_message
-from tests.store.helpers import encode, scope, user, write
+from tests.store.helpers import encode, item_ids, scope, user, write
 
 pytestmark = pytest.mark.django_db
 
@@ -78,6 +78,19 @@ def test_tool_outputs_are_found_with_the_setting_after_a_reindex() -> None:
         assert len(found(ann.pk, "hail")) == 1
     call_command("agent_sessions_reindex", stdout=open("/dev/null", "w"))  # noqa: SIM115
     assert found(ann.pk, "hail") == set()
+
+
+def test_search_switched_off_keeps_no_text_and_finds_titles_only() -> None:
+    ann = user("ann")
+    with override_settings(AGENT_SESSIONS={"SEARCH": {"ENABLED": False}}):
+        write("off", user_message("a quiet pistachio"), owner_id=ann.pk, title="pistachio day")
+        assert list(SessionItem.objects.values_list("search_text", flat=True)) == [""]
+        assert found(ann.pk, "pistachio") == {("off", None)}
+        assert search.conversations_with("quiet", using="default") == []
+    write("off", user_message("a loud pistachio"), owner_id=ann.pk)  # on again
+    assert found(ann.pk, "pistachio") == {("off", None), ("off", item_ids("off")[1])}
+    call_command("agent_sessions_reindex", stdout=open("/dev/null", "w"))  # noqa: SIM115
+    assert len(found(ann.pk, "pistachio")) == 3
 
 
 def test_a_snippet_marks_the_matches_as_plain_text() -> None:
