@@ -20,12 +20,12 @@ from django.urls import path
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_POST
 
-from django_agent_sessions.streaming import runs
+from django_agent_sessions.streaming.running import active_runs
 
 
 def running() -> HttpResponse | None:
     """409 while this worker runs runs; None when it is idle."""
-    count = len(runs.local_runs())
+    count = len(active_runs.local_runs())
     return HttpResponse(f"{count} runs are running", status=409) if count else None
 
 

@@ -45,7 +45,7 @@ DaphneServer.protocol_connected = _track  # type: ignore[method-assign]
 
 
 def buffers() -> dict[str, Any]:
-    from django_agent_sessions.streaming import runs
+    from django_agent_sessions.streaming.running import active_runs
 
     held: dict[str, dict[str, int]] = {}
     for protocol in list(_protocols):
@@ -62,7 +62,7 @@ def buffers() -> dict[str, Any]:
             "transport": len(transport.dataBuffer) - transport.offset + transport._tempDataLen,
             "kernel": kernel,
         }
-    return {"runs": len(runs._local_runs), "connections": held}
+    return {"runs": len(active_runs._local_runs), "connections": held}
 
 
 async def application(scope: dict[str, Any], receive: Any, send: Any) -> None:

@@ -19,6 +19,9 @@ from django.core.signals import setting_changed
 DEFAULTS: dict[str, Any] = {
     # Dotted path to an agents.Agent, or to a callable returning one (it may take the scope).
     "AGENT": None,
+    # Dotted path to a callable that takes the default AgentRunContext of a run started
+    # from a tab (either transport) and returns what its tools receive as ctx.context.
+    "RUN_CONTEXT": None,
     # Anonymous websocket users may chat; their sessions are bound to the Django session key.
     "ALLOW_ANONYMOUS": False,
     # Largest inbound websocket frame, in bytes; larger ones get an error frame.
@@ -73,7 +76,7 @@ DEFAULTS: dict[str, Any] = {
     # (or, for a run that waits for approvals, the database) whether it missed
     # anything: a lost end or decision is shown within this plus CATCHUP_TIMEOUT_SECONDS.
     "FOLLOW_CHECK_SECONDS": 5.0,
-    # A worker told to stop (SIGTERM, through django_agent_sessions.asgi.Draining) lets
+    # A worker told to stop (SIGTERM, through django_agent_sessions.Draining) lets
     # its runs finish for this long; a run still going then ends "interrupted". Keep it
     # below the platform's grace period before SIGKILL (Kubernetes: 30 s by default).
     "DRAIN_SECONDS": 25.0,

@@ -231,6 +231,11 @@ class AgentRun(models.Model):
         return f"{self.agent_name or 'run'} {self.run_id} ({self.status})"
 
 
+# ToolApproval.reason of a call rejected because its run ended without a decision.
+REJECTED_EXPIRED = "expired"
+REJECTED_CANCELLED = "cancelled"
+
+
 class ToolApproval(models.Model):
     """One tool call of a run that waits for a person's decision, and that decision.
 
@@ -246,8 +251,8 @@ class ToolApproval(models.Model):
 
     class Reason(models.TextChoices):
         PERSON = "", _("decided by a person")
-        EXPIRED = "expired", _("expired")
-        CANCELLED = "cancelled", _("run cancelled")
+        EXPIRED = REJECTED_EXPIRED, _("expired")
+        CANCELLED = REJECTED_CANCELLED, _("run cancelled")
 
     id = models.BigAutoField(primary_key=True)
     run = models.ForeignKey(

@@ -21,7 +21,7 @@ from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E40
 from django.conf import settings  # noqa: E402
 from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler  # noqa: E402
 
-from django_agent_sessions.asgi import Draining  # noqa: E402
+from django_agent_sessions import Draining  # noqa: E402
 from django_agent_sessions.routing import websocket_urlpatterns  # noqa: E402
 
 if getattr(settings, "SERVE_STATIC", True):

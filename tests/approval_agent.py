@@ -42,7 +42,7 @@ def payment_agent(*steps: Any) -> Agent[Any]:
 
 async def _resume_from_stdin() -> None:
     from django_agent_sessions import DjangoSession
-    from django_agent_sessions.streaming import paused
+    from django_agent_sessions.streaming.running import paused
 
     data = json.load(sys.stdin)
     agent = payment_agent([assistant_message("Paid Ann; Bob's payment was refused.")])

@@ -5,7 +5,9 @@ and run as ``python -m tests.import_graph`` to print the graph in Graphviz's DOT
 language (``bin/import-graph`` draws ``docs/images/architecture.svg`` from it).
 
 A *room* is a top-level module of the package or one of its subpackages (``streaming``,
-``websocket``, ``sse``, ``store``, ``admin``, ``transfer``, ``management``, ``migrations``).
+``websocket``, ``sse``, ``store``, ``admin``, ``transfer``, ``management``, ``migrations``);
+inside ``streaming``, each of its five subpackages is a room of its own (``streaming.running``),
+and ``streaming`` is its front door (``__init__``) and its checks.
 """
 
 from __future__ import annotations
@@ -55,8 +57,14 @@ def graph() -> dict[str, set[str]]:
     return {name: imports_of(name, path, known) for name, path in found.items()}
 
 
+# ``streaming/`` is a floor of rooms of its own: each of its subpackages is a room.
+STREAMING_ROOMS = ("following", "visiting", "running", "delivery", "wire")
+
+
 def room_of(module: str) -> str:
     parts = module.split(".")
+    if len(parts) > 3 and parts[1] == "streaming" and parts[2] in STREAMING_ROOMS:
+        return f"streaming.{parts[2]}"
     return parts[1] if len(parts) > 1 else "__init__"
 
 
@@ -106,7 +114,8 @@ def dot() -> Iterator[str]:
     yield "digraph rooms {"
     yield '  rankdir=TB; node [shape=box, fontname="Helvetica", fontsize=11];'
     for room in sorted(rooms):
-        shape = ', style="rounded,filled", fillcolor="#dbe8f5"' if room == "streaming" else ""
+        shared = room.split(".")[0] == "streaming"
+        shape = ', style="rounded,filled", fillcolor="#dbe8f5"' if shared else ""
         yield f'  "{room}" [label="{room}\\n{lines_of_code(room)} lines"{shape}];'
     for room in sorted(rooms):
         for target in sorted(rooms[room]):

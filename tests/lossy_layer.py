@@ -5,8 +5,8 @@ vanished channel, and a Redis restart loses whatever was in flight. This layer i
 channels_redis with that made frequent and reproducible: a fraction ``drop`` of the
 messages whose type is in ``types`` is never sent, and a fraction ``delay`` is sent
 ``delay_seconds`` late (so it arrives after later ones: reordered). The worker processes
-of ``tests/streaming/test_lost_messages.py`` use it through ``AGENT_SESSIONS_TEST_LOSS``
-(``tests/settings.py``); ``tests/streaming/test_watch_deaf_layer.py`` in its own process,
+of ``tests/streaming/running/test_lost_messages.py`` use it through ``AGENT_SESSIONS_TEST_LOSS``
+(``tests/settings.py``); ``tests/streaming/following/test_watch_deaf_layer.py`` in its own process,
 with ``drop`` raised to 1 mid-run (a layer that never delivers again).
 """
 

@@ -18,7 +18,7 @@ from agents import Agent  # noqa: E402
 from channels.layers import get_channel_layer  # noqa: E402
 
 from django_agent_sessions import DjangoSession  # noqa: E402
-from django_agent_sessions.streaming import runs, tasks  # noqa: E402
+from django_agent_sessions.streaming.running import active_runs, run_task  # noqa: E402
 from tests.scripted import ScriptedModel, streamed_reply  # noqa: E402
 
 REPLY = "A reply from another worker process, streamed slowly through Redis. " * 4
@@ -26,7 +26,7 @@ REPLY = "A reply from another worker process, streamed slowly through Redis. " *
 
 async def main(session_id: str, session_pk: int) -> None:
     agent = Agent(name="Remote", model=ScriptedModel([streamed_reply(REPLY, delay=0.05)]))
-    request = runs.RunRequest(
+    request = active_runs.RunRequest(
         agent=agent,
         text="Question for another worker",
         session=DjangoSession(session_id),
@@ -35,7 +35,7 @@ async def main(session_id: str, session_pk: int) -> None:
         session_id=session_id,
         user=None,
     )
-    active = await tasks.start(request, channel_layer=get_channel_layer())
+    active = await run_task.start(request, channel_layer=get_channel_layer())
     assert active is not None
     assert active.task is not None
     await active.task

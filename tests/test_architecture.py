@@ -18,14 +18,18 @@ TRANSPORT_PACKAGES = [f"{PACKAGE}.websocket", f"{PACKAGE}.sse"]
 # API, the HTTP streams' channel layers, and one hop for the HTTP visitor's lookup.
 PUBLIC_API = {PACKAGE, f"{PACKAGE}.conf", f"{PACKAGE}.exceptions"}
 TRANSPORT_EXTRAS = {f"{PACKAGE}.layers", f"{PACKAGE}.store.hops"}
-# Who may import the shared package: the transports, the app config (its checks), the
-# public re-export of the consumer, the draining ASGI wrapper and the sweep command.
+# Who may import the shared package: the transports, the public API (``AgentRunContext``),
+# the app config (its checks), the public re-export of the consumer, the draining ASGI
+# wrapper and the sweep command.
 SHARED_DOORS = {
+    PACKAGE,
     f"{PACKAGE}.apps",
-    f"{PACKAGE}.asgi",
+    f"{PACKAGE}.draining",
     f"{PACKAGE}.consumers",
     f"{PACKAGE}.management.commands.agent_sessions_sweep",
 }
+# The app config registers the shared package's system checks from their own module.
+SHARED_CHECKS = f"{SHARED}.checks"
 # The websocket transport is its consumer and routes; everything else is shared.
 WEBSOCKET_MODULES = {"__init__", "consumer", "routing"}
 # The transports (and the chat page's views): they decode, authorise, call and encode.
@@ -71,14 +75,64 @@ def test_the_shared_package_imports_neither_transport():
     assert crossing == set()
 
 
-def test_the_shared_package_is_entered_only_through_its_doors():
-    entering = {
-        module
-        for module, targets in import_graph.graph().items()
-        if not _in(module, SHARED) and any(_in(t, SHARED) for t in targets)
-    }
+def test_the_shared_package_is_entered_only_through_its_front_door():
+    """Outside ``streaming/``, only the transports and the doors import it, and only its
+    ``__init__`` (what ``__all__`` names), never a room's module."""
+    graph = import_graph.graph()
+    entering = {m for m, targets in graph.items() if not _in(m, SHARED) and _enters(targets)}
     transports = {m for m in entering if any(_in(m, t) for t in TRANSPORT_PACKAGES)}
     assert entering - transports <= SHARED_DOORS
+    deeper = {
+        (module, target)
+        for module in entering
+        for target in graph[module]
+        if _in(target, SHARED) and target not in {SHARED, SHARED_CHECKS}
+    }
+    assert deeper == set()
+
+
+def test_the_front_door_hands_out_what_it_declares():
+    import django_agent_sessions.streaming as door
+
+    assert sorted(door.__all__) == sorted(door._DOOR)
+    for name in door.__all__:
+        assert getattr(door, name) is not None, name
+
+
+def test_the_rooms_of_the_shared_package_import_only_rooms_below_them():
+    """``following`` > ``visiting`` > ``running`` > ``delivery`` > ``wire``: a room imports
+    its own modules and the rooms below it, never one above, nor the front door."""
+    order = import_graph.STREAMING_ROOMS
+    upward = []
+    for module, targets in import_graph.graph().items():
+        room = _streaming_room(module)
+        if room is None:
+            continue
+        for target in targets:
+            if target == SHARED:
+                upward.append((module, target))
+            target_room = _streaming_room(target)
+            if target_room is not None and order.index(target_room) < order.index(room):
+                upward.append((module, target))
+    assert upward == []
+
+
+def test_every_module_of_the_shared_package_is_in_a_room():
+    loose = {path.stem for path in (PACKAGE_DIR / "streaming").glob("*.py")}
+    assert loose == {"__init__", "checks"}
+    rooms = {path.parent.name for path in (PACKAGE_DIR / "streaming").glob("*/__init__.py")}
+    assert rooms == set(import_graph.STREAMING_ROOMS)
+
+
+def _streaming_room(module: str) -> str | None:
+    parts = module.split(".")
+    if len(parts) > 2 and parts[1] == "streaming" and parts[2] in import_graph.STREAMING_ROOMS:
+        return parts[2]
+    return None
+
+
+def _enters(targets: set[str]) -> bool:
+    return any(_in(t, SHARED) for t in targets)
 
 
 def test_the_websocket_transport_is_its_consumer_and_routes():
@@ -148,29 +202,43 @@ def test_transports_leave_the_database_to_store():
 
 
 def test_the_architecture_doc_lists_every_module_of_the_shared_package():
+    """Each module of ``streaming/`` in the table, in the room it lives in."""
     text = ARCHITECTURE_DOC.read_text()
-    table = text[text.index("**`streaming/`**") :].split("\n\n**")[0]
-    rows = re.findall(r"^\| ((?:`\w+\.py`(?:, )?)+)", table, re.M)
-    listed = {name for row in rows for name in re.findall(r"`(\w+)\.py`", row)}
-    modules = {path.stem for path in (PACKAGE_DIR / "streaming").glob("*.py")} - {"__init__"}
+    table = text[text.index("**`streaming/`**") :].split("\n\n#")[0]
+    listed, room = set(), ""
+    for row in re.findall(r"^\|\s*([^|]*?)\s*\|\s*((?:`\w+\.py`(?:, )?)+)\s*\|", table, re.M):
+        room = row[0].strip("`/ ") or room
+        room = "" if room == "(the door)" else room
+        listed |= {f"{room}/{name}".lstrip("/") for name in re.findall(r"`(\w+)\.py`", row[1])}
+    streaming = PACKAGE_DIR / "streaming"
+    modules = {
+        str(path.relative_to(streaming).with_suffix(""))
+        for path in streaming.rglob("*.py")
+        if path.stem != "__init__"
+    }
     assert modules - listed == set(), "modules of streaming/ missing from docs/architecture.md"
     assert listed - modules == set(), "docs/architecture.md lists modules streaming/ lacks"
 
 
 def test_every_module_of_store_and_streaming_has_its_test_module():
     """``store/x.py`` is tested by ``tests/store/test_x.py`` (or ``test_x_<aspect>.py``),
-    and so is every module of ``streaming/``."""
-    untested = []
-    for package in ("store", "streaming"):
-        tests_dir = REPO_DIR / "tests" / package
-        untested += [
-            f"{package}/{path.name}"
-            for path in (PACKAGE_DIR / package).glob("*.py")
-            if path.stem != "__init__"
-            and not (tests_dir / f"test_{path.stem}.py").exists()
-            and not list(tests_dir.glob(f"test_{path.stem}_*.py"))
-        ]
+    and every module of a room of ``streaming/`` by its room's twin:
+    ``streaming/running/lost.py`` by ``tests/streaming/running/test_lost.py``."""
+    untested = [
+        str(path.relative_to(PACKAGE_DIR))
+        for package in ("store", "streaming")
+        for path in (PACKAGE_DIR / package).rglob("*.py")
+        if path.stem != "__init__" and not _test_modules_of(path)
+    ]
     assert untested == []
+
+
+def _test_modules_of(path: Path) -> list[Path]:
+    tests_dir = REPO_DIR / "tests" / path.parent.relative_to(PACKAGE_DIR)
+    return [
+        *tests_dir.glob(f"test_{path.stem}.py"),
+        *tests_dir.glob(f"test_{path.stem}_*.py"),
+    ]
 
 
 def test_the_architecture_picture_is_current():

@@ -12,7 +12,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from django_agent_sessions.streaming import wire
+from django_agent_sessions.streaming import encoding
 
 HEARTBEAT = ": ping\n\n"
 # How long the browser waits before reconnecting a stream that ended, in milliseconds:
@@ -35,7 +35,7 @@ def restart() -> str:
 
 
 def event_text(frame: dict[str, Any]) -> str:
-    """One frame as an event (``wire.frame_text`` has no line breaks: JSON escapes them)."""
+    """One frame as an event (``encoding.frame_text`` has no line breaks: JSON escapes them)."""
     lines = []
     event_id = frame_id(frame)
     if event_id or frame["type"] == "history":
@@ -43,7 +43,7 @@ def event_text(frame: dict[str, Any]) -> str:
         # browser resumes from: what it had before is in the frame.
         lines.append(f"id: {event_id}")
     lines.append(f"event: {frame['type']}")
-    lines.append(f"data: {wire.frame_text(frame)}")
+    lines.append(f"data: {encoding.frame_text(frame)}")
     return "\n".join(lines) + "\n\n"
 
 

@@ -25,9 +25,7 @@ from typing import Any
 from django_agent_sessions.conf import app_settings
 from django_agent_sessions.exceptions import SessionOwnershipError
 from django_agent_sessions.sse import framing
-from django_agent_sessions.streaming.follower import Follower
-from django_agent_sessions.streaming.socket_io import SocketIO
-from django_agent_sessions.streaming.visitor import Visitor
+from django_agent_sessions.streaming import Follower, SocketIO, Visitor
 
 logger = logging.getLogger(__name__)
 

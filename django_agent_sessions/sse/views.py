@@ -30,8 +30,7 @@ from django_agent_sessions.conf import app_settings
 from django_agent_sessions.exceptions import SessionOwnershipError
 from django_agent_sessions.sse.stream import EventStream
 from django_agent_sessions.sse.visitor import Refused, visitor_for
-from django_agent_sessions.streaming import actions, frames, history, replay
-from django_agent_sessions.streaming.visitor import Visitor
+from django_agent_sessions.streaming import Visitor, actions, frames, history, replay
 
 _T = TypeVar("_T")
 logger = logging.getLogger(__name__)

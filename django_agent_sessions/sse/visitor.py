@@ -13,7 +13,7 @@ from django_agent_sessions.conf import app_settings
 from django_agent_sessions.exceptions import SessionOwnershipError
 from django_agent_sessions.layers import stream_layer
 from django_agent_sessions.store.hops import hop
-from django_agent_sessions.streaming.visitor import Visitor
+from django_agent_sessions.streaming import Visitor
 
 
 class Refused(Exception):

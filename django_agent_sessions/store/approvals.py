@@ -30,7 +30,13 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from django_agent_sessions import serialization
-from django_agent_sessions.models import AgentRun, SessionItem, ToolApproval
+from django_agent_sessions.models import (
+    REJECTED_CANCELLED,
+    REJECTED_EXPIRED,
+    AgentRun,
+    SessionItem,
+    ToolApproval,
+)
 from django_agent_sessions.store.conversations import conversation_of
 from django_agent_sessions.store.hops import hop
 from django_agent_sessions.store.open_calls import REJECTION_OUTPUT, close_open_calls
@@ -42,8 +48,8 @@ MAX_MESSAGE_CHARS = 2000
 WAITING = AgentRun.Status.WAITING
 RUNNING = AgentRun.Status.RUNNING
 # ToolApproval.reason of a call rejected because its run ended without a decision.
-EXPIRED = ToolApproval.Reason.EXPIRED
-CANCELLED = ToolApproval.Reason.CANCELLED
+EXPIRED = REJECTED_EXPIRED
+CANCELLED = REJECTED_CANCELLED
 __all__ = ["REJECTION_OUTPUT"]
 
 

@@ -15,8 +15,9 @@ from django_agent_sessions.checks import check_positive
 from django_agent_sessions.conf import DEFAULTS, app_settings
 from django_agent_sessions.layers.checks import rate_limit_cache_warnings
 from django_agent_sessions.retention import parse_duration
-from django_agent_sessions.streaming.agent_loading import configured_target
-from django_agent_sessions.streaming.ratelimit import parse_rate
+from django_agent_sessions.streaming.visiting.agent_loading import configured_target
+from django_agent_sessions.streaming.visiting.context import configured_factory
+from django_agent_sessions.streaming.visiting.ratelimit import parse_rate
 from django_agent_sessions.transports import channels_installed, chat_transport
 
 _ID = "django_agent_sessions"
@@ -48,6 +49,7 @@ def check_streaming_settings(**kwargs: Any) -> list[CheckMessage]:
     messages.extend(check_positive("HISTORY_LIMIT", optional=True))
     messages.extend(check_positive("HISTORY_MAX_BYTES", optional=True))
     messages.extend(_check_agent())
+    messages.extend(_check_run_context())
     messages.extend(_check_rate_limit())
     messages.extend(_check_approval_timeout())
     messages.extend(_check_transport())
@@ -93,6 +95,15 @@ def _check_agent() -> list[CheckMessage]:
             id=f"{_ID}.E010",
         )
     ]
+
+
+def _check_run_context() -> list[CheckMessage]:
+    try:
+        configured_factory()
+    except ImproperlyConfigured as error:
+        hint = "Give the dotted path to a function that takes an AgentRunContext."
+        return [Error(str(error), hint=hint, id=f"{_ID}.E021")]
+    return []
 
 
 def _check_approval_timeout() -> list[CheckMessage]:

@@ -27,16 +27,21 @@ except ImportError as missing:  # the core and the SSE transport do without Chan
 from django_agent_sessions import DjangoSession
 from django_agent_sessions.conf import app_settings
 from django_agent_sessions.exceptions import SessionOwnershipError
-from django_agent_sessions.streaming import actions, drain, frames, history, replay, wire
-from django_agent_sessions.streaming.access import (  # noqa: F401 - public re-export
+from django_agent_sessions.streaming import (  # noqa: F401 - public re-export
     CLOSE_ANONYMOUS,
     CLOSE_FORBIDDEN,
+    Follower,
+    SocketIO,
+    Visitor,
+    actions,
     anonymous_owner,
+    drain,
+    encoding,
+    frames,
+    history,
+    load_agent,
+    replay,
 )
-from django_agent_sessions.streaming.agent_loading import load_agent
-from django_agent_sessions.streaming.follower import Follower
-from django_agent_sessions.streaming.socket_io import SocketIO
-from django_agent_sessions.streaming.visitor import Visitor
 
 logger = logging.getLogger(__name__)
 
@@ -113,9 +118,10 @@ class AgentSessionConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
             channel_layer=self.channel_layer,
             session_key=getattr(self.scope.get("session"), "session_key", None),
         )
-        # Looked up at each run, as the consumer's own methods always were.
-        visitor.agent_source = lambda: self.get_agent()
-        visitor.context_source = lambda session: self.get_run_context(session)
+        # The consumer's methods decide: by default they ask the settings, as the
+        # visitor would; a subclass that overrides them (the older way) still decides.
+        visitor.agent_source = self.get_agent
+        visitor.context_source = self.get_run_context
         return visitor
 
     async def _refuse(self, code: int) -> None:
@@ -195,10 +201,11 @@ class AgentSessionConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
         return await load_agent(self.scope)
 
     def get_run_context(self, session: DjangoSession) -> Any:
-        """The object tools receive as ``ctx.context``; by default an ``AgentRunContext``."""
+        """The object tools receive as ``ctx.context``; by default what
+        ``AGENT_SESSIONS["RUN_CONTEXT"]`` makes of an ``AgentRunContext``."""
         assert self.visitor is not None
-        return self.visitor.default_run_context(session)
+        return self.visitor.configured_run_context(session)
 
     @classmethod
     async def encode_json(cls, content: Any) -> str:
-        return wire.frame_text(content)
+        return encoding.frame_text(content)

@@ -109,7 +109,7 @@ def test_rewind_reads_structured_user_content(alice):
 def shown_history(session_id: str) -> list[tuple[str, str, str]]:
     """The history frame's items as the page shows them: (role, text, status)."""
     from django_agent_sessions.store.conversations import read_history
-    from django_agent_sessions.streaming.wire import history_items
+    from django_agent_sessions.streaming.wire.encoding import history_items
 
     pk = AgentSession.objects.get(session_id=session_id).pk
     history = read_history(pk, up_to_item_id=None, limit=100)

@@ -6,7 +6,7 @@ import json
 import re
 
 from django_agent_sessions.sse import framing
-from django_agent_sessions.streaming import protocol
+from django_agent_sessions.streaming.wire import protocol
 from tests.import_graph import PACKAGE_DIR
 
 STREAM_JS = PACKAGE_DIR / "static" / "django_agent_sessions" / "chat" / "stream.js"

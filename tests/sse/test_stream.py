@@ -11,8 +11,8 @@ from django.contrib.auth.models import User
 
 from django_agent_sessions import layers
 from django_agent_sessions.sse.stream import EventStream
-from django_agent_sessions.streaming import lost
-from django_agent_sessions.streaming.visitor import Visitor
+from django_agent_sessions.streaming.running import lost
+from django_agent_sessions.streaming.visiting.visitor import Visitor
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

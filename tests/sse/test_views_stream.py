@@ -12,7 +12,7 @@ from tests.conversations import run_statuses
 from tests.scripted import streamed_reply
 from tests.sse.client import EventStream, post
 from tests.sse.views_helpers import agent_settings, opened, url  # noqa: F401
-from tests.streaming.test_protocol import SERVER, problems
+from tests.streaming.wire.test_protocol import SERVER, problems
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

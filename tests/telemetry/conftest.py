@@ -28,7 +28,8 @@ from opentelemetry.util._once import Once
 
 from django_agent_sessions import DjangoSession
 from django_agent_sessions.models import AgentSession
-from django_agent_sessions.streaming import fanout, runs
+from django_agent_sessions.streaming.delivery import fanout
+from django_agent_sessions.streaming.running import active_runs
 from django_agent_sessions.telemetry import live
 
 
@@ -108,8 +109,8 @@ class Conversation:
         self.events: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
         fanout.watch(pk, self.channel, lambda message: self.events.put_nowait(message["event"]))
 
-    def request(self, agent: Agent[Any], text: str = "Hi") -> runs.RunRequest:
-        return runs.RunRequest(
+    def request(self, agent: Agent[Any], text: str = "Hi") -> active_runs.RunRequest:
+        return active_runs.RunRequest(
             agent=agent,
             text=text,
             session=DjangoSession(self.session_id),
@@ -132,5 +133,5 @@ async def conversation(session_id: str) -> AsyncIterator[Conversation]:
     conversation = Conversation(int(record.pk), session_id)
     yield conversation
     fanout.unwatch(conversation.channel)
-    for active in runs.local_runs():  # a run a failing test left going
+    for active in active_runs.local_runs():  # a run a failing test left going
         active.cancel()

@@ -10,7 +10,7 @@ from agents import Agent
 from agents.testing import ScriptedModel
 
 from django_agent_sessions.models import AgentRun
-from django_agent_sessions.streaming import runs, tasks
+from django_agent_sessions.streaming.running import active_runs, run_task
 from tests.approval_agent import send_payment, two_payments
 from tests.scripted import streamed_reply
 from tests.telemetry.conftest import Conversation, Telemetry
@@ -23,10 +23,10 @@ def payments(*steps: Any) -> Agent[Any]:
 
 
 async def decide(conversation: Conversation, call_id: str, approve: bool) -> None:
-    async def request() -> runs.RunRequest:
+    async def request() -> active_runs.RunRequest:
         return conversation.request(payments(streamed_reply("Paid.")), "")
 
-    assert await tasks.decide(
+    assert await run_task.decide(
         request,
         conversation.pk,
         call_id,
@@ -41,7 +41,7 @@ async def decide(conversation: Conversation, call_id: str, approve: bool) -> Non
 async def test_the_wait_and_the_resumed_part_are_in_the_runs_trace(
     otel: Telemetry, conversation: Conversation
 ) -> None:
-    active = await tasks.start(
+    active = await run_task.start(
         conversation.request(payments(two_payments()), "Pay Ann and Bob"),
         channel_layer=conversation.layer,
     )
@@ -55,7 +55,7 @@ async def test_the_wait_and_the_resumed_part_are_in_the_runs_trace(
 
     await decide(conversation, "call-bob", False)
     await decide(conversation, "call-ann", True)
-    resumed = runs.local_run(conversation.pk)
+    resumed = active_runs.local_run(conversation.pk)
     assert resumed is not None
     assert resumed.task is not None
     await resumed.task

@@ -10,7 +10,8 @@ import pytest
 from agents import Agent
 from agents.testing import ScriptedModel
 
-from django_agent_sessions.streaming import fanout, tasks
+from django_agent_sessions.streaming.delivery import fanout
+from django_agent_sessions.streaming.running import run_task
 from tests.scripted import streamed_reply
 from tests.telemetry.conftest import Conversation, Telemetry
 
@@ -22,7 +23,7 @@ class NamedModel(ScriptedModel):
 
 
 async def run(conversation: Conversation, agent: Agent[Any]) -> None:
-    started = await tasks.start(conversation.request(agent), channel_layer=conversation.layer)
+    started = await run_task.start(conversation.request(agent), channel_layer=conversation.layer)
     assert started is not None
     assert started.task is not None
     await started.task

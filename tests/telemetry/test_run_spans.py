@@ -14,7 +14,7 @@ from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.trace import StatusCode
 
 from django_agent_sessions.models import AgentRun
-from django_agent_sessions.streaming import tasks
+from django_agent_sessions.streaming.running import run_task
 from tests.scripted import streamed_reply
 from tests.telemetry.conftest import Conversation, Telemetry, attributes
 
@@ -42,7 +42,7 @@ async def run_to_end(
     conversation: Conversation, text: str, reply: str, *, tool: bool = False
 ) -> str:
     steps = [[function_call("note", {"text": NOTED}, call_id="call-note")]] if tool else []
-    started = await tasks.start(
+    started = await run_task.start(
         conversation.request(agent(*steps, streamed_reply(reply)), text),
         channel_layer=conversation.layer,
     )
@@ -127,7 +127,7 @@ async def test_a_failed_run_is_an_error_with_its_code(
     otel: Telemetry, conversation: Conversation
 ) -> None:
     failing = Agent(name="Tracer", model=ScriptedModel([]))  # no step: the model raises
-    started = await tasks.start(conversation.request(failing), channel_layer=conversation.layer)
+    started = await run_task.start(conversation.request(failing), channel_layer=conversation.layer)
     assert started is not None
     assert started.task is not None
     await started.task

@@ -14,7 +14,7 @@ from opentelemetry.trace import StatusCode
 
 from django_agent_sessions import telemetry
 from django_agent_sessions.models import AgentRun
-from django_agent_sessions.streaming import tasks
+from django_agent_sessions.streaming.running import run_task
 from django_agent_sessions.telemetry import live, steps
 from tests.telemetry.conftest import Conversation, Telemetry, attributes
 from tests.telemetry.test_run_spans import run_to_end
@@ -128,7 +128,7 @@ async def test_a_step_after_a_run_that_never_sent_text_is_a_span_at_once(
 
     model = ScriptedModel([[function_call("remember", {}, call_id="call-1")]])  # then fails
     failing = Agent(name="Tracer", model=model, tools=[remember])
-    started = await tasks.start(conversation.request(failing), channel_layer=conversation.layer)
+    started = await run_task.start(conversation.request(failing), channel_layer=conversation.layer)
     assert started is not None
     assert started.task is not None
     await started.task

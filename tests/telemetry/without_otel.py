@@ -25,12 +25,12 @@ async def _run() -> dict[str, object]:
 
     from django_agent_sessions import DjangoSession, telemetry
     from django_agent_sessions.models import AgentRun, AgentSession
-    from django_agent_sessions.streaming import runs, tasks, traced
+    from django_agent_sessions.streaming.running import active_runs, run_task, traced
     from tests.scripted import streamed_reply
 
     record = await AgentSession.objects.acreate(session_id="without-otel")
     agent = Agent(name="Plain", model=ScriptedModel([streamed_reply("Hello.")]))
-    request = runs.RunRequest(
+    request = active_runs.RunRequest(
         agent=agent,
         text="Hi",
         session=DjangoSession("without-otel"),
@@ -39,7 +39,7 @@ async def _run() -> dict[str, object]:
         session_id="without-otel",
         user=None,
     )
-    started = await tasks.start(request, channel_layer=get_channel_layer())
+    started = await run_task.start(request, channel_layer=get_channel_layer())
     assert started is not None
     assert started.task is not None
     await started.task

@@ -8,7 +8,7 @@ import asyncio
 import pytest
 
 from django_agent_sessions.models import AgentSession
-from django_agent_sessions.streaming import runs
+from django_agent_sessions.streaming.running import active_runs
 from tests import chat_agent
 from tests.scripted import streamed_reply
 from tests.websockets import Socket
@@ -26,7 +26,7 @@ async def wait_until_idle(session_id: str) -> None:
         await AgentSession.objects.filter(session_id=session_id).values_list("pk", flat=True).aget()
     )
     for _ in range(200):
-        if runs.local_run(pk) is None:
+        if active_runs.local_run(pk) is None:
             return
         await asyncio.sleep(0.02)
     raise AssertionError("the run did not end")

@@ -20,7 +20,7 @@ from django_agent_sessions import DjangoSession
 from django_agent_sessions.models import AgentRun, AgentSession, ToolApproval
 from django_agent_sessions.store import approvals, pending
 from django_agent_sessions.store import runs as store_runs
-from django_agent_sessions.streaming import paused
+from django_agent_sessions.streaming.running import paused
 from tests.approval_agent import payment_agent, two_payments
 from tests.processes import REPO_ROOT, worker_env
 

@@ -14,7 +14,7 @@ from channels.layers import get_channel_layer
 from django_agent_sessions import DjangoSession
 from django_agent_sessions.models import AgentSession
 from django_agent_sessions.store import conversations
-from django_agent_sessions.streaming import groups
+from django_agent_sessions.streaming.delivery import groups
 from tests import chat_agent
 from tests.conversations import run_statuses
 from tests.scripted import streamed_reply, tool_turn

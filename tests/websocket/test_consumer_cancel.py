@@ -8,7 +8,7 @@ import asyncio
 import pytest
 
 from django_agent_sessions.models import AgentSession
-from django_agent_sessions.streaming import runs
+from django_agent_sessions.streaming.running import active_runs
 from tests import chat_agent
 from tests.conversations import run_statuses
 from tests.scripted import streamed_reply
@@ -68,7 +68,7 @@ async def test_a_run_stopped_by_worker_shutdown_is_recorded_as_cancelled(alice_c
     await socket.say("Tell me a long story")
     await socket.until("text.delta")
     pk = await AgentSession.objects.values_list("pk", flat=True).aget(session_id=session_id)
-    active = runs.local_run(pk)
+    active = active_runs.local_run(pk)
     assert active is not None
     assert active.task is not None
     active.task.cancel()  # what the event loop does to pending tasks when a worker stops

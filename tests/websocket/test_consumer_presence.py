@@ -9,7 +9,7 @@ import pytest
 from channels.layers import get_channel_layer
 
 from django_agent_sessions.conf import app_settings
-from django_agent_sessions.streaming import runs
+from django_agent_sessions.streaming.running import active_runs
 from tests import chat_agent
 from tests.conversations import run_statuses
 from tests.scripted import streamed_reply
@@ -58,13 +58,13 @@ async def leave_while_another_tab_watches(session_id: str, cookie: bytes, monkey
     this tab is still there.
     """
     decided = asyncio.Event()
-    cancel_if_alone = runs.ActiveRun._cancel_if_alone
+    cancel_if_alone = active_runs.ActiveRun._cancel_if_alone
 
-    def deciding(self: runs.ActiveRun, presence_round: int) -> None:
+    def deciding(self: active_runs.ActiveRun, presence_round: int) -> None:
         cancel_if_alone(self, presence_round)
         decided.set()
 
-    monkeypatch.setattr(runs.ActiveRun, "_cancel_if_alone", deciding)
+    monkeypatch.setattr(active_runs.ActiveRun, "_cancel_if_alone", deciding)
     leaving, staying, gate = await two_tabs_mid_run(session_id, cookie, "Weather?")
     await leaving.close()
     await asyncio.wait_for(decided.wait(), PATIENT_PRESENCE_TIMEOUT + 10.0)

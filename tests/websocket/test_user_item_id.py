@@ -12,7 +12,7 @@ from django.urls import reverse
 
 from tests import approval_agent, chat_agent
 from tests.scripted import streamed_reply
-from tests.streaming.test_protocol import SERVER, problems
+from tests.streaming.wire.test_protocol import SERVER, problems
 from tests.websockets import Socket
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("closing_sockets")]

@@ -38,7 +38,7 @@ class Command(BaseCommand):
         try:
             from channels.layers import get_channel_layer
 
-            from django_agent_sessions.streaming.lost import sweep_once
+            from django_agent_sessions.streaming import sweep_once
         except ImportError as error:
             raise CommandError(f"The sweep needs Channels: {error}") from error
         channel_layer = get_channel_layer()

@@ -1,0 +1,198 @@
+"""What a visitor's client frames do, whichever transport carried them.
+
+The websocket consumer and the HTTP stream's POST views both decode a frame, then call
+one function here: ``send_message`` (start a run), ``decide`` (a tool call's approval)
+or ``cancel``. Each raises ``frames.BadFrame`` with the wire's error code for what the
+client is told, and lets ``SessionOwnershipError`` through (a transport refuses the
+visitor its own way: a close code, a 403).
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+from typing import Any, Protocol
+
+from agents import Agent
+from django.utils.translation import gettext as _
+
+from django_agent_sessions.budgets import quotas
+from django_agent_sessions.exceptions import SessionOwnershipError, UploadRefused
+from django_agent_sessions.session import DjangoSession
+from django_agent_sessions.store import runs as store_runs
+from django_agent_sessions.store import uploads
+from django_agent_sessions.streaming.running import (
+    active_runs,
+    drain,
+    lifecycle,
+    run_task,
+    spending,
+)
+from django_agent_sessions.streaming.running.empty_history import EmptyHistorySession
+from django_agent_sessions.streaming.visiting import ratelimit
+from django_agent_sessions.streaming.wire import frames
+
+logger = logging.getLogger(__name__)
+
+
+class Participant(Protocol):
+    """A visitor in one conversation, as a transport knows them."""
+
+    channel_layer: Any
+    conversation_pk: int | None  # None until the conversation exists
+    session_id: str  # the stored conversation id
+    anonymous: bool
+
+    @property
+    def user(self) -> Any: ...
+
+    async def get_agent(self) -> Agent[Any]: ...
+
+    def get_run_context(self, session: DjangoSession) -> Any: ...
+
+    def rate_limit_key(self) -> str: ...
+
+    async def create_conversation(
+        self, *, agent_name: str, client_id: str
+    ) -> store_runs.StartedRun | None:
+        """Create the conversation (owned by the visitor) with its first run's record,
+        set ``conversation_pk``; None if it existed already and has a run."""
+
+
+def _refuse_while_draining(client_id: str = "") -> None:
+    """A worker that stops starts nothing: sent again, the frame reaches another one."""
+    if drain.draining():
+        message = _("The server is restarting; send it again in a moment.")
+        raise frames.BadFrame("unavailable", message, client_id, retry_after=1)
+
+
+async def send_message(visitor: Participant, content: dict[str, Any]) -> None:
+    """A ``user_message``: start a run answering it."""
+    frame = frames.user_message(content)
+    _refuse_while_draining(frame.client_id)
+    if visitor.conversation_pk is not None:
+        if active_runs.local_run(visitor.conversation_pk) is not None:
+            raise frames.busy(frame.client_id)
+        await lifecycle.expire_overdue(visitor.channel_layer, visitor.conversation_pk, visitor.user)
+    # Counted here, where writing begins: connecting writes nothing, so is not counted.
+    retry_after = await ratelimit.retry_after(visitor.rate_limit_key())
+    if retry_after is not None:
+        message = _("Too many messages; wait a moment.")
+        raise frames.BadFrame("rate_limited", message, frame.client_id, retry_after=retry_after)
+    try:
+        # The agent first: a broken factory leaves no empty conversation behind.
+        agent = await visitor.get_agent()
+        await _within_budget(visitor.user, agent, frame.client_id)  # before any model call
+        # The files next: one that is not the visitor's leaves nothing behind either.
+        attached = await _files(visitor, frame.files)
+        started = None
+        if visitor.conversation_pk is None:
+            started = await visitor.create_conversation(
+                agent_name=agent.name, client_id=frame.client_id
+            )
+            if started is None:
+                raise frames.busy(frame.client_id)
+        request = await run_request(
+            visitor,
+            frame.text,
+            frame.client_id,
+            agent=agent,
+            attached=attached,
+            # Recorded with no item before it: the history it would read is known.
+            empty=started is not None and started.history_item_id == 0,
+        )
+        active = await run_task.start(request, channel_layer=visitor.channel_layer, started=started)
+    except UploadRefused as refused:  # a file the message names is not the visitor's
+        raise frames.BadFrame(refused.code, str(refused), frame.client_id) from None
+    except (SessionOwnershipError, frames.BadFrame):
+        raise  # someone else created this id since the visitor opened it
+    except Exception:
+        # A broken agent factory or an unreachable database: the browser learns that
+        # nothing started, the details go to the log, and the connection stays usable.
+        logger.exception("Could not start an agent run.")
+        message = _("The assistant is not available.")
+        raise frames.BadFrame("unavailable", message, frame.client_id) from None
+    if active is None:
+        raise frames.busy(frame.client_id)
+
+
+async def _within_budget(user: Any, agent: Agent[Any], client_id: str) -> None:
+    standing = await quotas.standing(user, spending.model_name(agent))
+    if standing.exceeded:
+        raise frames.quota_exceeded(standing.resets_at, client_id)
+
+
+async def run_request(
+    visitor: Participant,
+    text: str,
+    client_id: str = "",
+    *,
+    agent: Agent[Any] | None = None,
+    attached: tuple[list[dict[str, Any]], list[uploads.StoredFile]] = ([], []),
+    empty: bool = False,
+) -> active_runs.RunRequest:
+    """The run of a message; ``attached``: its files' input parts and how they show;
+    ``empty``: the conversation is known to hold nothing yet (``empty_history``)."""
+    assert visitor.conversation_pk is not None
+    agent = agent or await visitor.get_agent()
+    owner = None if visitor.anonymous else visitor.user
+    parts, shown = attached
+    # A message's files are always stored as files (shown in the chat, after reloads too).
+    session_class = EmptyHistorySession if empty else DjangoSession
+    session = session_class(visitor.session_id, owner=owner, offload_chars=0 if parts else None)
+    return active_runs.RunRequest(
+        agent=agent,
+        text=text,
+        parts=tuple(parts),
+        files=tuple(file.wire() for file in shown),
+        session=session,
+        context=visitor.get_run_context(session),
+        conversation_pk=visitor.conversation_pk,
+        session_id=visitor.session_id,
+        user=visitor.user,
+        client_id=client_id,
+    )
+
+
+async def _files(
+    visitor: Participant, files: tuple[int, ...]
+) -> tuple[list[dict[str, Any]], list[uploads.StoredFile]]:
+    if not files:
+        return [], []
+    if visitor.anonymous:  # uploads are for signed-in people only
+        raise UploadRefused("unknown_file", _("A file of this message is not here any more."))
+    return await uploads.for_message(visitor.session_id, visitor.user.pk, files)
+
+
+async def decide(visitor: Participant, content: dict[str, Any]) -> None:
+    """An ``approval``: a decision on a tool call the conversation's waiting run asks about."""
+    frame = frames.approval(content)
+    _refuse_while_draining()  # a last decision resumes the run on this worker
+    found = False
+    try:
+        if visitor.conversation_pk is not None:  # else not created yet: nothing waits
+            found = await run_task.decide(
+                functools.partial(run_request, visitor, ""),
+                visitor.conversation_pk,
+                frame.call_id,
+                approve=frame.approve,
+                message=frame.message,
+                user=visitor.user,
+                user_id=None if visitor.anonymous else visitor.user.pk,
+                channel_layer=visitor.channel_layer,
+            )
+    except Exception:
+        logger.exception("Could not record an approval decision.")
+        raise frames.BadFrame("unavailable", _("The assistant is not available.")) from None
+    if not found:
+        message = _("There is no pending approval with this call id.")
+        raise frames.BadFrame("unknown_approval", message)
+
+
+async def cancel(visitor: Participant, content: dict[str, Any]) -> None:
+    """A ``cancel``: stop the conversation's run (only ``run_id``, when given)."""
+    run_id = frames.cancel(content)
+    if visitor.conversation_pk is not None:  # else nothing was ever started here
+        await lifecycle.cancel(
+            visitor.channel_layer, visitor.conversation_pk, run_id=run_id, user=visitor.user
+        )

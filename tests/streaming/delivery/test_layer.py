@@ -1,0 +1,71 @@
+"""``layer``: a channel layer call is tried once more when it fails (a pooled connection
+from before a Redis restart fails once), and ``publish`` sends a wire event to a group
+as valid Unicode, on the real channel layer of the test run (Redis when configured)."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import pytest
+from channels.layers import get_channel_layer
+
+from django_agent_sessions.streaming.delivery import layer
+
+
+def failing(times: int) -> tuple[Callable[..., Awaitable[str]], list[tuple[Any, ...]]]:
+    """A call that raises ``ConnectionError`` its first ``times`` calls, and its calls."""
+    calls: list[tuple[Any, ...]] = []
+
+    async def call(*args: Any) -> str:
+        calls.append(args)
+        if len(calls) <= times:
+            raise ConnectionError("Connection closed by server.")
+        return f"answer {len(calls)}"
+
+    return call, calls
+
+
+async def test_a_call_that_works_is_made_once() -> None:
+    call, calls = failing(0)
+    assert await layer.retrying(call, "group", {"type": "x"}) == "answer 1"
+    assert calls == [("group", {"type": "x"})]
+
+
+async def test_a_call_that_fails_once_is_tried_again_with_the_same_arguments(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    call, calls = failing(1)
+    assert await layer.retrying(call, "group", {"type": "x"}) == "answer 2"
+    assert calls == [("group", {"type": "x"})] * 2
+    assert "trying once more" in caplog.text
+
+
+async def test_a_second_failure_reaches_the_caller() -> None:
+    call, calls = failing(2)
+    with pytest.raises(ConnectionError):
+        await layer.retrying(call, "group")
+    assert len(calls) == 2  # not more: a layer that stays down is the caller's to handle
+
+
+async def test_publish_sends_an_agent_event_with_its_fields_to_every_member() -> None:
+    channel_layer = get_channel_layer()
+    group = f"test-layer-{uuid.uuid4().hex}"
+    members = [f"test-layer.{uuid.uuid4().hex}" for _ in range(2)]
+    for member in members:
+        await channel_layer.group_add(group, member)
+    # A lone surrogate cannot cross msgpack (Redis) or reach a browser as UTF-8.
+    event = {"type": "text.delta", "run_id": "r", "seq": 3, "delta": "half \ud83d"}
+    await layer.publish(channel_layer, group, event, origin="o-1", followed=True)
+    for member in members:
+        message = await asyncio.wait_for(channel_layer.receive(member), 5)
+        assert message == {
+            "type": "agent.event",
+            "event": {"type": "text.delta", "run_id": "r", "seq": 3, "delta": "half \ufffd"},
+            "origin": "o-1",
+            "followed": True,
+        }
+        await channel_layer.group_discard(group, member)
+    assert event["delta"] == "half \ud83d"  # the caller's event is left as it was
