@@ -243,10 +243,10 @@ def gate_inserts(gate: Callable[[list[str]], None]) -> None:
 
 
 def hooked_insert(original: Callable[..., Any]) -> Callable[..., Any]:
-    def insert(cursor: Any, connection: Any, session_pk: int, encoded: Any, now: Any) -> Any:
+    def insert(cursor: Any, sql: Any, session_pk: int, encoded: Any, *rest: Any) -> Any:
         for hook in list(insert_hooks):
             hook([item.payload for item in encoded])
-        return original(cursor, connection, session_pk, encoded, now)
+        return original(cursor, sql, session_pk, encoded, *rest)
 
     return insert
 
