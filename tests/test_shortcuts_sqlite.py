@@ -18,7 +18,7 @@ from django.db.backends.utils import CursorWrapper
 
 from django_agent_sessions.exceptions import SessionOwnershipError
 from django_agent_sessions.models import AgentSession, SessionItem
-from django_agent_sessions.store import compaction, transactions
+from django_agent_sessions.store import compaction, search, transactions
 from django_agent_sessions.store import items as storage
 from tests.shortcuts_helpers import Statements, encoded, only_sqlite, scope
 
@@ -55,11 +55,17 @@ def test_django_sqlite_connection_assumption():
 @pytest.mark.django_db(transaction=True)
 def test_every_statement_of_a_shortcut_reaches_execute_wrappers(session_id):
     storage.append_items(scope(session_id), encoded("first"), "")  # creates it
+    # The search index's mark at the newest item, and this connection's hint of it read
+    # by one write: the writes below are then no batch (earlier tests leave either
+    # anywhere; a due batch is tests/store/test_search_batches.py's).
+    search.install(connection)
+    storage.append_items(scope(session_id), encoded("second"), "")
     seen = Statements()
     with connection.execute_wrapper(seen):
         storage.append_items(scope(session_id), encoded("a", "b"), "")
         assert [i["content"] for i in storage.read_items(scope(session_id), None)] == [
             "first",
+            "second",
             "a",
             "b",
         ]

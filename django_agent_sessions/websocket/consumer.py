@@ -118,10 +118,10 @@ class AgentSessionConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
             channel_layer=self.channel_layer,
             session_key=getattr(self.scope.get("session"), "session_key", None),
         )
-        # The consumer's methods decide: by default they ask the settings, as the
-        # visitor would; a subclass that overrides them (the older way) still decides.
-        visitor.agent_source = self.get_agent
-        visitor.context_source = self.get_run_context
+        # The consumer's methods decide, looked up at each run as they always were: by
+        # default they ask the settings, as the visitor would; a subclass's own decide.
+        visitor.agent_source = lambda: self.get_agent()
+        visitor.context_source = lambda session: self.get_run_context(session)
         return visitor
 
     async def _refuse(self, code: int) -> None:
