@@ -13,17 +13,16 @@ from django.db.models import QuerySet
 from django.http import HttpRequest
 from django.utils.translation import gettext_lazy as _
 
+from django_agent_sessions.admin.read_only import ReadOnly
 from django_agent_sessions.models import ToolApproval
 
 if TYPE_CHECKING:
     _ModelAdmin = admin.ModelAdmin[ToolApproval]
-    _Filter = admin.SimpleListFilter
 else:  # ModelAdmin is generic only in django-stubs.
     _ModelAdmin = admin.ModelAdmin
-    _Filter = admin.SimpleListFilter
 
 
-class PendingFilter(_Filter):
+class PendingFilter(admin.SimpleListFilter):
     title = _("state")
     parameter_name = "state"
 
@@ -40,7 +39,7 @@ class PendingFilter(_Filter):
 
 
 @admin.register(ToolApproval)
-class ToolApprovalAdmin(_ModelAdmin):
+class ToolApprovalAdmin(ReadOnly, _ModelAdmin):
     list_display = (
         "name",
         "conversation",
@@ -85,12 +84,3 @@ class ToolApprovalAdmin(_ModelAdmin):
             return str(_("pending"))
         decision = str(obj.get_decision_display())
         return f"{decision} ({obj.get_reason_display()})" if obj.reason else decision
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
