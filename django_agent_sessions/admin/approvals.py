@@ -6,13 +6,12 @@ is the conversation owner's, in the chat (only the owner may decide).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from django.contrib import admin
-from django.db.models import QuerySet
-from django.http import HttpRequest
 from django.utils.translation import gettext_lazy as _
 
+from django_agent_sessions.admin.listing import EmptyOrSetFilter
 from django_agent_sessions.admin.read_only import ReadOnly
 from django_agent_sessions.models import ToolApproval
 
@@ -22,20 +21,11 @@ else:  # ModelAdmin is generic only in django-stubs.
     _ModelAdmin = admin.ModelAdmin
 
 
-class PendingFilter(admin.SimpleListFilter):
+class PendingFilter(EmptyOrSetFilter):
     title = _("state")
     parameter_name = "state"
-
-    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, Any]]:
-        return [("pending", _("pending")), ("decided", _("decided"))]
-
-    def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any]:
-        filtered: QuerySet[Any] = queryset
-        if self.value() == "pending":
-            filtered = queryset.filter(decision__isnull=True)
-        elif self.value() == "decided":
-            filtered = queryset.filter(decision__isnull=False)
-        return filtered
+    field = "decision"
+    two_choices = (("pending", _("pending"), True), ("decided", _("decided"), False))
 
 
 @admin.register(ToolApproval)
