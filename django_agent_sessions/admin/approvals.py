@@ -6,41 +6,30 @@ is the conversation owner's, in the chat (only the owner may decide).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from django.contrib import admin
-from django.db.models import QuerySet
-from django.http import HttpRequest
 from django.utils.translation import gettext_lazy as _
 
+from django_agent_sessions.admin.listing import EmptyOrSetFilter
+from django_agent_sessions.admin.read_only import ReadOnly
 from django_agent_sessions.models import ToolApproval
 
 if TYPE_CHECKING:
     _ModelAdmin = admin.ModelAdmin[ToolApproval]
-    _Filter = admin.SimpleListFilter
 else:  # ModelAdmin is generic only in django-stubs.
     _ModelAdmin = admin.ModelAdmin
-    _Filter = admin.SimpleListFilter
 
 
-class PendingFilter(_Filter):
+class PendingFilter(EmptyOrSetFilter):
     title = _("state")
     parameter_name = "state"
-
-    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, Any]]:
-        return [("pending", _("pending")), ("decided", _("decided"))]
-
-    def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any]:
-        filtered: QuerySet[Any] = queryset
-        if self.value() == "pending":
-            filtered = queryset.filter(decision__isnull=True)
-        elif self.value() == "decided":
-            filtered = queryset.filter(decision__isnull=False)
-        return filtered
+    field = "decision"
+    two_choices = (("pending", _("pending"), True), ("decided", _("decided"), False))
 
 
 @admin.register(ToolApproval)
-class ToolApprovalAdmin(_ModelAdmin):
+class ToolApprovalAdmin(ReadOnly, _ModelAdmin):
     list_display = (
         "name",
         "conversation",
@@ -85,12 +74,3 @@ class ToolApprovalAdmin(_ModelAdmin):
             return str(_("pending"))
         decision = str(obj.get_decision_display())
         return f"{decision} ({obj.get_reason_display()})" if obj.reason else decision
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False

@@ -14,7 +14,7 @@ from django.db import router
 from django.db.models import QuerySet, Subquery
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse, StreamingHttpResponse
 from django.template.response import TemplateResponse
-from django.urls import URLPattern, path, reverse
+from django.urls import URLPattern, path
 from django.utils import timezone
 from django.utils.html import format_html, format_html_join
 from django.utils.translation import gettext_lazy as _
@@ -22,6 +22,7 @@ from django.utils.translation import gettext_lazy as _
 from django_agent_sessions import retention, transfer
 from django_agent_sessions.admin import responses, transcript, transcript_find
 from django_agent_sessions.admin.listing import EstimatedCountPaginator, OwnerFilter
+from django_agent_sessions.admin.read_only import conversation_url
 from django_agent_sessions.files.models import Attachment
 from django_agent_sessions.files.serving import file_response
 from django_agent_sessions.models import AgentRun, AgentSession, SessionItem
@@ -31,8 +32,6 @@ if TYPE_CHECKING:
     _ModelAdmin = admin.ModelAdmin[AgentSession]
 else:  # ModelAdmin is generic only in django-stubs.
     _ModelAdmin = admin.ModelAdmin
-
-_CHANGE = "admin:django_agent_sessions_agentsession_change"
 
 
 @admin.register(AgentSession)
@@ -96,7 +95,7 @@ class AgentSessionAdmin(_ModelAdmin):
     def branch_links(self, conversation: AgentSession) -> str:
         """The conversations branched from this one (``DjangoSession.fork``), linked."""
         links = [
-            format_html('<a href="{}">{}</a>', reverse(_CHANGE, args=[branch.pk]), branch)
+            format_html('<a href="{}">{}</a>', conversation_url(branch.pk), branch)
             for branch in conversation.branches.only("pk", "title", "session_id")[:50]
         ]
         return format_html_join(", ", "{}", ((link,) for link in links)) or "-"
@@ -228,7 +227,7 @@ class AgentSessionAdmin(_ModelAdmin):
     def _listing(self, shown: list[AgentSession], count: int) -> list[Any]:
         listing: list[Any] = []
         for conversation in shown:
-            url = reverse(_CHANGE, args=[conversation.pk])
+            url = conversation_url(conversation.pk)
             listing.append(
                 format_html('{}: <a href="{}">{}</a>', _("Conversation"), url, conversation)
             )

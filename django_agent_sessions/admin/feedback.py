@@ -11,25 +11,27 @@ from typing import TYPE_CHECKING, Any
 from django.contrib import admin
 from django.db.models import QuerySet
 from django.http import HttpRequest
-from django.urls import reverse
 from django.utils.html import format_html
 from django.utils.safestring import SafeString
 from django.utils.translation import gettext_lazy as _
 
 from django_agent_sessions.admin import positions
 from django_agent_sessions.admin.conversations import AgentSessionAdmin
+from django_agent_sessions.admin.read_only import (
+    NoAddingOrEditing,
+    conversation_link,
+    conversation_url,
+)
 from django_agent_sessions.conf import app_settings
 from django_agent_sessions.models import Feedback, SessionItem
 
 if TYPE_CHECKING:
     _ModelAdmin = admin.ModelAdmin[Feedback]
-    _Filter = admin.SimpleListFilter
 else:  # ModelAdmin is generic only in django-stubs.
     _ModelAdmin = admin.ModelAdmin
-    _Filter = admin.SimpleListFilter
 
 
-class TagFilter(_Filter):
+class TagFilter(admin.SimpleListFilter):
     title = _("tag")
     parameter_name = "tag"
 
@@ -42,7 +44,8 @@ class TagFilter(_Filter):
 
 
 @admin.register(Feedback)
-class FeedbackAdmin(_ModelAdmin):
+class FeedbackAdmin(NoAddingOrEditing, _ModelAdmin):
+    # A rating is its giver's: staff never write or change one, but may delete it.
     list_display = ("updated_at", "rating", "tag_names", "agent_name", "user", "conversation")
     list_select_related = ("session", "user")
     list_filter = ("rating", TagFilter, "agent_name", "updated_at")
@@ -71,8 +74,7 @@ class FeedbackAdmin(_ModelAdmin):
 
     @admin.display(description=_("conversation"), ordering="session__session_id")
     def conversation(self, feedback: Feedback) -> SafeString:
-        url = reverse("admin:django_agent_sessions_agentsession_change", args=[feedback.session_id])
-        return format_html('<a href="{}">{}</a>', url, feedback.session.session_id)
+        return conversation_link(feedback.session_id, feedback.session.session_id)
 
     @admin.display(description=_("in the transcript"))
     def at_the_reply(self, feedback: Feedback) -> SafeString | str:
@@ -84,12 +86,5 @@ class FeedbackAdmin(_ModelAdmin):
             feedback.session_id, [feedback.item_id], per_page, using=items.db
         )
         page = pages[feedback.item_id]
-        url = reverse("admin:django_agent_sessions_agentsession_change", args=[feedback.session_id])
-        link = f"{url}?page={page}#item-{feedback.item_id}"
+        link = f"{conversation_url(feedback.session_id)}?page={page}#item-{feedback.item_id}"
         return format_html('<a href="{}">{}</a>', link, _("the rated reply"))
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False

@@ -1,4 +1,4 @@
-"""The conversation list's paginator and filter."""
+"""The conversation list's paginator and filter, and the kind of filter it is."""
 
 from __future__ import annotations
 
@@ -32,16 +32,27 @@ class EstimatedCountPaginator(Paginator):  # type: ignore[type-arg]
         return int(super().count)
 
 
-class OwnerFilter(admin.SimpleListFilter):
-    title = _("owner")
-    parameter_name = "has_owner"
+class EmptyOrSetFilter(admin.SimpleListFilter):
+    """A filter of two choices: the rows whose ``field`` is empty (NULL), or those whose
+    ``field`` is set; ``two_choices`` pairs each choice's value and label with whether it
+    means empty."""
+
+    field: str
+    two_choices: tuple[tuple[str, Any, bool], ...]  # (value, label, the field is NULL)
 
     def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, Any]]:
-        return [("yes", _("Has an owner")), ("no", _("No owner"))]
+        return [(value, label) for value, label, _empty in self.two_choices]
 
     def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any]:
-        choice = self.value()
-        if choice in {"yes", "no"}:
-            filtered: QuerySet[Any] = queryset.filter(owner__isnull=choice == "no")
-            return filtered
+        for value, _label, empty in self.two_choices:
+            if self.value() == value:
+                filtered: QuerySet[Any] = queryset.filter(**{f"{self.field}__isnull": empty})
+                return filtered
         return queryset
+
+
+class OwnerFilter(EmptyOrSetFilter):
+    title = _("owner")
+    parameter_name = "has_owner"
+    field = "owner"
+    two_choices = (("yes", _("Has an owner"), False), ("no", _("No owner"), True))

@@ -9,21 +9,18 @@ runs here.
 
 from __future__ import annotations
 
-from typing import Any
-
 from django.contrib import admin
-from django.http import HttpRequest
-from django.urls import reverse
 from django.utils.html import format_html
 from django.utils.translation import gettext_lazy as _
 
+from django_agent_sessions.admin.read_only import ReadOnly, conversation_link
 from django_agent_sessions.models import AgentRun
 from django_agent_sessions.telemetry import settings as telemetry
 from django_agent_sessions.usage.counts import COUNTS
 
 
 @admin.register(AgentRun)
-class AgentRunAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
+class AgentRunAdmin(ReadOnly, admin.ModelAdmin):  # type: ignore[type-arg]
     list_display = [
         "run_id",
         "status",
@@ -60,8 +57,7 @@ class AgentRunAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
 
     @admin.display(description=_("conversation"), ordering="session__session_id")
     def conversation(self, run: AgentRun) -> str:
-        url = reverse("admin:django_agent_sessions_agentsession_change", args=[run.session_id])
-        return format_html('<a href="{}">{}</a>', url, run.session.session_id)
+        return conversation_link(run.session_id, run.session.session_id)
 
     @admin.display(description=_("trace id"), ordering="trace_id")
     def trace(self, run: AgentRun) -> str:
@@ -77,12 +73,3 @@ class AgentRunAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
             return str(self.get_empty_value_display())
         seconds = (run.finished_at - run.started_at).total_seconds()
         return _("%(seconds).1f s") % {"seconds": seconds}
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False

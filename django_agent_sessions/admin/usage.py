@@ -23,6 +23,7 @@ from django.utils.http import urlencode
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
+from django_agent_sessions.admin.read_only import ReadOnly
 from django_agent_sessions.admin.usage_chart import chart
 from django_agent_sessions.admin.usage_table import table
 from django_agent_sessions.models import RunModelUsage
@@ -97,20 +98,11 @@ class UsageForm(forms.Form):
 
 
 @admin.register(RunModelUsage)
-class UsageAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
+class UsageAdmin(ReadOnly, admin.ModelAdmin):  # type: ignore[type-arg]
     """The usage page, in place of the per-model rows' changelist."""
 
     def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return any(request.user.has_perm(permission) for permission in VIEW_RUNS)
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
 
     def get_urls(self) -> list[URLPattern]:
         name = f"{self.opts.app_label}_{self.opts.model_name}"

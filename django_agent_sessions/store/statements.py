@@ -17,6 +17,22 @@ from django.db.backends.base.base import BaseDatabaseWrapper
 
 from django_agent_sessions.models import AgentSession, SessionItem
 
+# The statements ``Statements.__init__`` builds whose ``%s`` placeholders follow ``qmark``
+# (``lock`` and ``insert`` style their own as they build them).
+_PLACEHOLDERS_STYLED = (
+    "pop",
+    "read_all",
+    "read_newest",
+    "read_newest_with_ids",
+    "newest_ids",
+    "oldest_before",
+    "delete_from",
+    "delete_through",
+    "recount",
+    "touch",
+    "newest_items",
+)
+
 
 class Statements:
     """The SQL of every operation for one database vendor, built once and reused."""
@@ -79,29 +95,8 @@ class Statements:
             self.read_newest_with_ids = (
                 join.replace("i.payload", "i.id, i.payload", 1) + "ORDER BY i.id DESC LIMIT %s"
             )
-        self.pop, self.read_all, self.read_newest, self.read_newest_with_ids = map(
-            self._style, (self.pop, self.read_all, self.read_newest, self.read_newest_with_ids)
-        )
-        (
-            self.newest_ids,
-            self.oldest_before,
-            self.delete_from,
-            self.delete_through,
-            self.recount,
-            self.touch,
-            self.newest_items,
-        ) = map(
-            self._style,
-            (
-                self.newest_ids,
-                self.oldest_before,
-                self.delete_from,
-                self.delete_through,
-                self.recount,
-                self.touch,
-                self.newest_items,
-            ),
-        )
+        for name in _PLACEHOLDERS_STYLED:
+            setattr(self, name, self._style(getattr(self, name)))
 
     def _style(self, sql: str) -> str:
         return sql.replace("%s", "?") if self.qmark else sql

@@ -7,18 +7,22 @@ the conversations active since a date (``2026-01-31``) or for a while (``30d``).
 from __future__ import annotations
 
 import sys
-from datetime import datetime, time
-from pathlib import Path
 from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.core.exceptions import ObjectDoesNotExist
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import router
-from django.utils import timezone
-from django.utils.dateparse import parse_date, parse_datetime
 
-from django_agent_sessions import retention, transfer
+from django_agent_sessions import transfer
+from django_agent_sessions.management.options import (
+    add_database,
+    add_format,
+    add_output,
+    add_since,
+    parse_since,
+    writing_to,
+)
 from django_agent_sessions.models import AgentSession
 
 
@@ -31,20 +35,18 @@ class Command(BaseCommand):
             "--owner", metavar="USERNAME", help="Every conversation owned by this user."
         )
         parser.add_argument("--all", action="store_true", help="Every conversation.")
-        parser.add_argument(
-            "--since",
-            metavar="WHEN",
+        add_since(
+            parser,
             help="Only conversations active since WHEN: a date or time in ISO 8601 "
             "(2026-01-31, 2026-01-31T12:00+00:00) or an age (30d, 12h; see agent_sessions_prune).",
         )
-        parser.add_argument("--output", "-o", help="File to write (default: standard output).")
-        parser.add_argument(
-            "--format",
-            choices=transfer.FORMATS,
+        add_output(parser)
+        add_format(
+            parser,
             help="json (one document) or jsonl (a conversation per line); "
             "default from the output file's extension, else json.",
         )
-        parser.add_argument("--database", default=None, help="Database alias to read.")
+        add_database(parser, to="read")
 
     def handle(self, *args: Any, **options: Any) -> None:
         using = options["database"] or router.db_for_read(AgentSession)
@@ -68,13 +70,11 @@ class Command(BaseCommand):
         output = options["output"]
         fmt = options["format"] or (transfer.format_for(output) if output else "json")
         chunks = transfer.export_chunks(conversations, fmt)
-        if output is None:
+        with writing_to(self.stdout, output) as write:
             for chunk in chunks:
-                self.stdout.write(chunk, ending="")
-            return
-        with Path(output).open("w", encoding="utf-8") as file:
-            file.writelines(chunks)
-        print(f"Exported {count} conversation(s) to {output}.", file=sys.stderr)
+                write(chunk)
+        if output is not None:  # standard output holds the export itself
+            print(f"Exported {count} conversation(s) to {output}.", file=sys.stderr)
 
     def _owner(self, username: str, using: str) -> Any:
         model = get_user_model()
@@ -82,22 +82,3 @@ class Command(BaseCommand):
             return model._default_manager.db_manager(using).get_by_natural_key(username)
         except ObjectDoesNotExist:
             raise CommandError(f"No user {username!r}.") from None
-
-
-def parse_since(value: str) -> datetime:
-    """``--since``: a date, an ISO 8601 time, or an age (``30d``) back from now."""
-    try:
-        return timezone.now() - retention.parse_duration(value)
-    except ValueError:
-        pass
-    moment = parse_datetime(value)
-    if moment is None and (day := parse_date(value)) is not None:
-        moment = datetime.combine(day, time.min)
-    if moment is None:
-        raise CommandError(
-            f"--since {value!r}: use a date (2026-01-31), a date and time in ISO 8601, "
-            "or an age such as 30d."
-        )
-    if timezone.is_naive(moment):
-        moment = timezone.make_aware(moment, timezone.get_default_timezone())
-    return moment

@@ -7,13 +7,12 @@ SDK's item format (``input``), the reply, the rating (1 or -1), comment and tags
 
 from __future__ import annotations
 
-import contextlib
 import json
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandParser
 
-from django_agent_sessions.management.commands.agent_sessions_export import parse_since
+from django_agent_sessions.management.options import add_output, add_since, parse_since, writing_to
 from django_agent_sessions.models import Feedback
 from django_agent_sessions.store import feedback
 
@@ -26,13 +25,12 @@ class Command(BaseCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--rating", choices=sorted(_RATINGS), help="Only these ratings.")
         parser.add_argument("--tag", help="Only ratings with this tag.")
-        parser.add_argument(
-            "--since",
-            metavar="WHEN",
+        add_since(
+            parser,
             help="Only ratings given or changed since WHEN: a date, an ISO 8601 time or an "
             "age (30d).",
         )
-        parser.add_argument("--output", "-o", help="File to write (default: standard output).")
+        add_output(parser)
 
     def handle(self, *args: Any, **options: Any) -> None:
         rated = Feedback.objects.all()
@@ -43,13 +41,8 @@ class Command(BaseCommand):
         if options["since"]:
             rated = rated.filter(updated_at__gte=parse_since(options["since"]))
         count = 0
-        with contextlib.ExitStack() as files:
-            out: Any = self.stdout
-            ending = ""  # the command's stdout ends each write with a newline itself
-            if options["output"]:
-                out = files.enter_context(open(options["output"], "w", encoding="utf-8"))
-                ending = "\n"
+        with writing_to(self.stdout, options["output"] or None) as write:
             for record in feedback.records(rated):
-                out.write(json.dumps(record, ensure_ascii=False) + ending)
+                write(json.dumps(record, ensure_ascii=False) + "\n")
                 count += 1
         self.stderr.write(f"{count} rated replies exported.")

@@ -12,6 +12,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from django_agent_sessions import transfer
+from django_agent_sessions.management.options import add_database, add_format
 
 
 class Command(BaseCommand):
@@ -22,13 +23,12 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("file", help="The export file, or - for standard input.")
-        parser.add_argument(
-            "--format",
-            choices=transfer.FORMATS,
+        add_format(
+            parser,
             help="Default: jsonl for .jsonl/.ndjson files, else detected from the content "
             "(several JSON objects, one per line: jsonl; one document: json).",
         )
-        parser.add_argument("--database", default=None, help="Database alias to write.")
+        add_database(parser, to="write")
 
     def handle(self, *args: Any, **options: Any) -> None:
         name = options["file"]

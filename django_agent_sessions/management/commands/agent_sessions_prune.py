@@ -11,6 +11,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.utils import timezone
 
 from django_agent_sessions import retention
+from django_agent_sessions.management.options import add_database
 
 
 class Command(BaseCommand):
@@ -42,7 +43,7 @@ class Command(BaseCommand):
             default=retention.DEFAULT_BATCH_SIZE,
             help="Conversations deleted per transaction (default %(default)s).",
         )
-        parser.add_argument("--database", default=None, help="Database alias to prune.")
+        add_database(parser, to="prune")
 
     def handle(self, *args: Any, **options: Any) -> None:
         older_than = self._age(options["older_than"])
