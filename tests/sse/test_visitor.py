@@ -8,6 +8,7 @@ import pytest
 from asgiref.sync import sync_to_async
 from django.contrib.auth.models import AnonymousUser, User
 from django.contrib.sessions.backends.db import SessionStore
+from django.http import HttpRequest
 from django.test import RequestFactory
 
 from django_agent_sessions.sse.visitor import Refused, visitor_for
@@ -16,10 +17,10 @@ from tests.conversations import make_conversation
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
-def _request(user: object) -> object:
+def _request(user: User | AnonymousUser) -> HttpRequest:
     request = RequestFactory().get("/chat/c/c-1/events/")
-    request.user = user  # type: ignore[attr-defined]
-    request.session = SessionStore()  # type: ignore[attr-defined]
+    request.user = user
+    request.session = SessionStore()
     return request
 
 
