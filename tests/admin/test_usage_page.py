@@ -20,7 +20,6 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
 
-from django_agent_sessions.admin import usage_chart
 from django_agent_sessions.models import AgentRun
 from tests.admin.helpers import staff
 from tests.usage_helpers import PRICES, TOKENS, local, run, sample, share, sums
@@ -278,11 +277,3 @@ def test_names_are_escaped_in_the_table_and_the_chart(runs_viewer, data):
         assert hostile not in body
         assert "<b>mallory</b>" not in body
     assert "&lt;img src=x onerror=&quot;alert(1)&quot;&gt;" in body
-
-
-@pytest.mark.parametrize(
-    ("most", "scale"),
-    [(0, (1, 1)), (9, (2, 10)), (24740, (5000, 25000)), (101, (25, 125)), (10**6, (250000, 10**6))],
-)
-def test_the_chart_axis_has_round_steps_up_to_the_busiest_day(most, scale):
-    assert usage_chart._scale(most) == scale

@@ -1,7 +1,7 @@
 """``store.importing``: an import's conversations and items written in one transaction, all
 or nothing, refused (``Conflict``) when an id is taken or an owner does not exist.
 
-``tests/test_transfer.py`` tests whole files through ``transfer``; these give the store
+``tests/transfer/`` tests whole files through ``transfer``; these give the store
 validated conversations directly.
 """
 

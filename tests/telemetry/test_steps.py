@@ -17,7 +17,7 @@ from django_agent_sessions.models import AgentRun
 from django_agent_sessions.streaming.running import run_task
 from django_agent_sessions.telemetry import live, steps
 from tests.telemetry.conftest import Conversation, Telemetry, attributes
-from tests.telemetry.test_run_spans import run_to_end
+from tests.telemetry.test_runs import run_to_end
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

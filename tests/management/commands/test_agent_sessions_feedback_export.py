@@ -44,7 +44,7 @@ def test_one_line_per_rated_reply_filtered_by_rating_tag_and_date(tmp_path):
 
 
 def _documented_schema() -> dict[str, object]:
-    text = (Path(__file__).resolve().parents[1] / "docs" / "feedback.md").read_text()
+    text = (Path(__file__).resolve().parents[3] / "docs" / "feedback.md").read_text()
     (block,) = re.findall(r"^```json\n(.*?)^```$", text, re.S | re.M)
     schema: dict[str, object] = json.loads(block)
     return schema

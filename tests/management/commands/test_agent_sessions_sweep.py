@@ -1,0 +1,46 @@
+"""``manage.py agent_sessions_sweep``: a run whose worker died, in a conversation nobody
+has open, is ended by the command; ``--every`` takes a positive number."""
+
+from __future__ import annotations
+
+import io
+from datetime import timedelta
+
+import pytest
+from django.core.management import CommandError, call_command
+from django.utils import timezone
+
+from django_agent_sessions.models import AgentRun
+from tests.conversations import make_conversation
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def _sweep(*args: str) -> str:
+    out = io.StringIO()
+    call_command("agent_sessions_sweep", *args, stdout=out)
+    return out.getvalue()
+
+
+def test_a_run_whose_lease_expired_is_ended_once():
+    lost = AgentRun.objects.create(
+        session=make_conversation("c-1", [{"role": "user", "content": "hi"}]),
+        lease_expires_at=timezone.now() - timedelta(minutes=5),
+    )
+    alive = AgentRun.objects.create(
+        session=make_conversation("c-2", []),
+        lease_expires_at=timezone.now() + timedelta(minutes=5),
+    )
+    assert _sweep() == (
+        "Ended 1 run(s) whose worker died and 0 approval wait(s) past their timeout.\n"
+    )
+    lost.refresh_from_db()
+    assert (lost.status, lost.error_code) == ("failed", "worker_lost")
+    assert AgentRun.objects.get(pk=alive.pk).status == "running"
+    assert _sweep().startswith("Ended 0 run(s)")
+
+
+@pytest.mark.parametrize("every", ["0", "-1"])
+def test_every_takes_a_positive_number_of_seconds(every):
+    with pytest.raises(CommandError, match="--every takes a positive number of seconds"):
+        _sweep("--every", every)
