@@ -1,10 +1,12 @@
-"""The Python blocks of docs/attachments.md and docs/feedback.md, run as written."""
+"""The Python blocks of docs/attachments.md, docs/feedback.md and the run context's in
+docs/wire-protocol.md, run as written."""
 
 from __future__ import annotations
 
 import re
+import sys
 from pathlib import Path
-from types import SimpleNamespace
+from types import ModuleType, SimpleNamespace
 from typing import Any
 
 import pytest
@@ -39,3 +41,24 @@ def test_the_feedback_block_records_a_rating():
     exec(_python_blocks("feedback.md")[0], names)
     saved = Feedback.objects.get()
     assert (saved.rating, saved.comment, saved.tag_list) == (-1, "Wrong sum.", ["inaccurate"])
+
+
+def test_the_run_context_block_makes_the_tools_context_from_the_default(settings):
+    """docs/wire-protocol.md's RUN_CONTEXT function, run as written and named by the
+    setting: the tools get a TenantContext with the default's fields and the tenant."""
+    from django_agent_sessions import AgentRunContext
+    from django_agent_sessions.streaming.visiting import context
+
+    block = next(b for b in _python_blocks("wire-protocol.md") if "def run_context" in b)
+    module = ModuleType("docs_run_context")
+    sys.modules[module.__name__] = module  # a dataclass looks its module up as it is made
+    try:
+        exec(block, module.__dict__)
+        settings.AGENT_SESSIONS = {"RUN_CONTEXT": "docs_run_context.run_context"}
+        user = SimpleNamespace(profile=SimpleNamespace(tenant="acme"))
+        default = AgentRunContext(user=user, session_id="s-1", session=None, scope={})
+        made = context.run_context(default)
+    finally:
+        del sys.modules[module.__name__]
+    assert isinstance(made, module.TenantContext)
+    assert (made.user, made.session_id, made.tenant) == (user, "s-1", "acme")
