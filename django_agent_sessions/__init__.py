@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from django_agent_sessions.session import DjangoSession
     from django_agent_sessions.store.feedback import give as give_feedback
     from django_agent_sessions.store.search import search as search_conversations
-    from django_agent_sessions.streaming import AgentRunContext
+    from django_agent_sessions.streaming import AgentRunContext, start_run, start_run_sync
 
 # name -> (module, attribute): the one table of the public surface.
 _PUBLIC: dict[str, tuple[str, str]] = {
@@ -28,6 +28,8 @@ _PUBLIC: dict[str, tuple[str, str]] = {
     "Draining": ("draining", "Draining"),
     "give_feedback": ("store.feedback", "give"),
     "search_conversations": ("store.search", "search"),
+    "start_run": ("streaming", "start_run"),
+    "start_run_sync": ("streaming", "start_run_sync"),
 }
 
 __all__ = [  # the table's names, written out for type checkers and linters (a test holds it)
@@ -36,6 +38,8 @@ __all__ = [  # the table's names, written out for type checkers and linters (a t
     "Draining",
     "give_feedback",
     "search_conversations",
+    "start_run",
+    "start_run_sync",
 ]
 __version__ = "0.1.0"
 

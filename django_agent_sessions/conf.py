@@ -35,6 +35,18 @@ DEFAULTS: dict[str, Any] = {
     # Run DjangoSession's database work in the single shared sync thread, as Django's own
     # async ORM does (True), or in a thread pool with one connection per thread (False).
     "THREAD_SENSITIVE": True,
+    # Where runs execute (docs/tasks.md): "inline", in the web worker that took the
+    # message, or "tasks": each run and each resumption after approvals is a task of
+    # Django's Tasks framework, enqueued on the TASKS backend alias RUNS_BACKEND names,
+    # and executed by a task worker (the web workers take messages and follow).
+    "RUNS": "inline",
+    "RUNS_BACKEND": "default",
+    # Most runs one task worker process executes at once (they are async I/O, on one
+    # event loop); a task past it waits for a run to end, so other workers take the next.
+    "RUNS_PER_WORKER": 200,
+    # How long a run may wait in the queue for a task worker; past it, it ends failed
+    # (worker_lost), like a run whose worker died.
+    "RUNS_QUEUE_SECONDS": 300.0,
     # Websocket runs. Keep running a run when its last socket disconnects (True), or
     # cancel it (False: nobody is watching, so nobody pays for tokens nobody reads).
     "CONTINUE_RUNS_AFTER_DISCONNECT": False,

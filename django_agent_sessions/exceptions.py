@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.core.exceptions import PermissionDenied
 
 
@@ -38,3 +40,17 @@ class UploadRefused(ValueError):
     def __init__(self, code: str, message: str) -> None:
         super().__init__(message)
         self.code = code
+
+
+class RunRefused(Exception):
+    """A run ``start_run`` could not start: ``code`` is the wire's error code (``busy``:
+    the conversation has a run; ``rate_limited``, with ``retry_after`` seconds;
+    ``quota_exceeded``, with ``resets_at``; ``unavailable``: the worker is stopping)."""
+
+    def __init__(
+        self, code: str, message: str, *, retry_after: int | None = None, resets_at: Any = None
+    ) -> None:
+        super().__init__(message)
+        self.code = code
+        self.retry_after = retry_after
+        self.resets_at = resets_at

@@ -1,8 +1,6 @@
-"""Conversations and their items.
-
-Items are ordered by their auto-increment primary key, never by timestamp. Every writer
-first locks its conversation row (see ``store/items.py``), so within one conversation ids are
-assigned in commit order on every backend.
+"""Conversations and their items. Items are ordered by their auto-increment primary key,
+never by timestamp. Every writer first locks its conversation row (see ``store/items.py``),
+so within one conversation ids are assigned in commit order on every backend.
 """
 
 from __future__ import annotations
@@ -19,6 +17,7 @@ from django.utils.translation import gettext_lazy as _
 from django_agent_sessions import serialization
 from django_agent_sessions.feedback.models import Feedback as Feedback  # its module: feedback/
 from django_agent_sessions.files.models import Attachment as Attachment  # its module: files/
+from django_agent_sessions.orders.models import RunOrder as RunOrder  # orders/
 from django_agent_sessions.usage.models import RunModelUsage as RunModelUsage  # usage/
 
 SESSION_ID_MAX_LENGTH = 255

@@ -58,7 +58,7 @@ def graph() -> dict[str, set[str]]:
 
 
 # ``streaming/`` is a floor of rooms of its own: each of its subpackages is a room.
-STREAMING_ROOMS = ("following", "visiting", "running", "delivery", "wire")
+STREAMING_ROOMS = ("working", "following", "visiting", "running", "delivery", "wire")
 
 
 def room_of(module: str) -> str:

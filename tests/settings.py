@@ -9,6 +9,7 @@ Django's shared-cache in-memory test database fails under concurrent threads) or
 from __future__ import annotations
 
 import json
+from importlib.util import find_spec
 import os
 import tempfile
 from pathlib import Path
@@ -33,7 +34,17 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "channels",
     "django_agent_sessions",
+    # Runs as tasks (tests/streaming/working): the database task backend's queue (absent
+    # from the environment of tests/streaming/running/test_paused_newest_sdk.py).
+    *(["django_tasks_db"] if find_spec("django_tasks_db") else []),
 ]
+
+# Django's Tasks framework: Django 6's own, or the backport on 5.2 (same backends).
+_TASKS_FRAMEWORK = "django_tasks" if __import__("django").VERSION < (6,) else "django.tasks"
+TASKS = {
+    "default": {"BACKEND": f"{_TASKS_FRAMEWORK}.backends.immediate.ImmediateBackend"},
+    "database": {"BACKEND": "django_tasks_db.DatabaseBackend"},
+}
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",

@@ -34,14 +34,19 @@ from django_agent_sessions.models import (
     REJECTED_CANCELLED,
     REJECTED_EXPIRED,
     AgentRun,
+    RunOrder,
     SessionItem,
     ToolApproval,
 )
 from django_agent_sessions.store.conversations import conversation_of
 from django_agent_sessions.store.hops import hop
-from django_agent_sessions.store.open_calls import REJECTION_OUTPUT, close_open_calls
-from django_agent_sessions.store.runs import NOT_RESUMED_CALL, lock_conversation, mark_last_item
+from django_agent_sessions.store.open_calls import (
+    NOT_RESUMED_CALL,
+    REJECTION_OUTPUT,
+    close_open_calls,
+)
 from django_agent_sessions.store.runs import database as _using
+from django_agent_sessions.store.runs import lock_conversation, mark_last_item
 from django_agent_sessions.store.usage import NOTHING, Spent, grown, write_spent
 
 MAX_MESSAGE_CHARS = 2000
@@ -75,6 +80,7 @@ class Resume:
     history_item_id: int
     # call_id -> (approved, rejection message or "")
     decisions: dict[str, tuple[bool, str]]
+    execution: int = 0  # handed off: the number of the execution a task claims
 
 
 @dataclass(frozen=True)
@@ -154,13 +160,15 @@ def decide(
     message: str,
     user_id: Any,
     lease_seconds: float,
+    hand_off: bool = False,
 ) -> Decided | None:
     """Record a decision on a pending call of the conversation's waiting run.
 
     None when there is no such pending call: unknown, already decided (here or by a
     concurrent tab), or its run is no longer waiting (ended) or past its expiry (which
     ends it through the caller's expiry). Nothing is written then. When this decision is
-    the run's last, the run is claimed for resuming.
+    the run's last, the run is claimed for resuming; ``hand_off``: by a task, which
+    claims its next execution (``store.orders``), the paused state kept for it until then.
     """
     now, using = timezone.now(), _using()
     with transaction.atomic(using=using):
@@ -190,17 +198,40 @@ def decide(
         decided = Decided(str(run["run_id"]), call_id, approve, run["event_seq"])
         if ToolApproval.objects.filter(run_id=run["pk"], decision__isnull=True).exists():
             return decided
-        return replace(decided, resume=_claim(session_pk, run, now, lease_seconds))
+        resume = _claim(session_pk, run, now, lease_seconds, hand_off=hand_off)
+        if hand_off:
+            resume = replace(resume, execution=_order_again(run["pk"]))
+        return replace(decided, resume=resume)
 
 
-def _claim(session_pk: int, run: dict[str, Any], now: datetime, lease_seconds: float) -> Resume:
-    """The last decision: the run is running again, on the caller's worker."""
+def _claim(
+    session_pk: int, run: dict[str, Any], now: datetime, lease_seconds: float, *, hand_off: bool
+) -> Resume:
+    """The last decision: the run is running again, on the caller's worker (or, handed
+    off, queued for a task: its state stays stored until the task claims it)."""
+    kept = {} if hand_off else {"state": ""}
     AgentRun.objects.filter(pk=run["pk"]).update(
         status=RUNNING,
-        state="",
         approval_expires_at=None,
         lease_expires_at=now + timedelta(seconds=lease_seconds),
+        **kept,
     )
+    return resume_of(session_pk, run)
+
+
+def _order_again(run_pk: int) -> int:
+    """One more execution of the run for a task to claim (``store.orders.claim``): its number."""
+    orders = RunOrder.objects.filter(run_id=run_pk)
+    if orders.update(ordered=F("ordered") + 1, cancel_requested=False):  # earlier Stops answered
+        return int(orders.values_list("ordered", flat=True).get())
+    # Started in a tab's worker before runs became tasks: its start was execution 1.
+    RunOrder.objects.create(run_id=run_pk, origin=RunOrder.Origin.TAB, ordered=2, claimed=1)
+    return 2
+
+
+def resume_of(session_pk: int, run: dict[str, Any]) -> Resume:
+    """What resuming ``run`` (pk, run_id, agent_name, state, event_seq) needs: its
+    decisions and the history before it resumes."""
     decisions = {
         row.call_id: (row.decision == ToolApproval.Decision.APPROVED, row.message)
         for row in ToolApproval.objects.filter(run_id=run["pk"])

@@ -17,13 +17,19 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from django_agent_sessions.models import AgentRun, AgentSession
-from django_agent_sessions.store import chained_insert, conversations, runs
+from django_agent_sessions.store import chained_insert, conversations, orders, runs
 from django_agent_sessions.store.hops import hop
 
 
 @hop
 def open_and_start(
-    session_id: str, *, owner_id: Any, agent_name: str, lease_seconds: float, client_id: str = ""
+    session_id: str,
+    *,
+    owner_id: Any,
+    agent_name: str,
+    lease_seconds: float,
+    client_id: str = "",
+    order: orders.Order | None = None,
 ) -> tuple[conversations.OpenedConversation, runs.StartedRun | None]:
     """The conversation ``session_id`` (created for ``owner_id`` if it does not exist)
     and its new run, or None if it existed and has a run already.
@@ -31,27 +37,32 @@ def open_and_start(
     For a visitor that found no conversation: one transaction of two INSERTs. One that
     exists (another tab or worker created it since the visitor looked) gets the usual
     ``runs.start``, or ``SessionOwnershipError`` like ``conversations.open_conversation``
-    when it is someone else's, with nothing written.
+    when it is someone else's, with nothing written. ``order``: the run's, for a task.
     """
     now, using = timezone.now(), runs.database()
     try:
         # The visitor found no conversation a moment ago: create it (without looking
         # again), and its run; nothing else can see the new row before the commit.
-        conversation_pk, run = _create_both(
-            session_id, owner_id, runs.new_record(now, agent_name, lease_seconds, client_id), using
-        )
+        run = runs.new_record(now, agent_name, lease_seconds, client_id)
+        conversation_pk, run = _create_both(session_id, owner_id, run, using, order)
         opened = conversations.OpenedConversation(conversation_pk, session_id, created=True)
         return opened, runs.StartedRun(run.pk, str(run.run_id), run.history_item_id)
     except IntegrityError:
         pass  # created meanwhile, by another tab or worker: the conversation's usual start
     opened = conversations.open_conversation(session_id, owner_id=owner_id)
     started = runs.start.sync(
-        opened.pk, agent_name=agent_name, lease_seconds=lease_seconds, client_id=client_id
+        opened.pk,
+        agent_name=agent_name,
+        lease_seconds=lease_seconds,
+        client_id=client_id,
+        order=order,
     )
     return opened, started
 
 
-def _create_both(session_id: str, owner_id: Any, run: AgentRun, using: str) -> tuple[int, AgentRun]:
+def _create_both(
+    session_id: str, owner_id: Any, run: AgentRun, using: str, order: orders.Order | None
+) -> tuple[int, AgentRun]:
     """The conversation and ``run`` (its first run), both new; ``IntegrityError`` with
     nothing written if the id is taken.
 
@@ -60,11 +71,13 @@ def _create_both(session_id: str, owner_id: Any, run: AgentRun, using: str) -> t
     """
     conversation = AgentSession(session_id=session_id, owner_id=owner_id)
     connection = transaction.get_connection(using)
-    if chained_insert.supported(using) and not connection.in_atomic_block:
+    if chained_insert.supported(using) and not connection.in_atomic_block and order is None:
         conversation_pk, _run_pk = chained_insert.insert_pair(conversation, run, "session", using)
         return conversation_pk, run
     with transaction.atomic(using=using):
         conversation.save(using=using, force_insert=True)
         run.session_id = conversation.pk
         run.save(using=using, force_insert=True)
+        if order is not None:
+            order.write(run.pk, using)
     return conversation.pk, run

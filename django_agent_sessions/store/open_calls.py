@@ -21,6 +21,13 @@ from django_agent_sessions.items import OUTPUT_SUFFIX
 from django_agent_sessions.models import AgentRun, AgentSession, SessionItem, ToolApproval
 from django_agent_sessions.store import items as store_items
 
+# What an open call's output says, by how its run ended (the model reads it next turn).
+STOPPED_CALL = "The run was stopped before this tool call returned; its result was not saved."
+FAILED_CALL = "The run failed before this tool call returned; its result was not saved."
+LOST_CALL = "The server running this tool call stopped before it returned."
+NOT_RESUMED_CALL = "This tool call was approved but not run: the paused run could not be resumed."
+INTERRUPTED_CALL = "The server restarted before this tool call returned; its result was not saved."
+
 REJECTION_OUTPUT = DEFAULT_APPROVAL_REJECTION_MESSAGE
 
 

@@ -1,5 +1,4 @@
 """Run records: starting, renewing, ending and losing a run, each in one transaction.
-
 At most one run per conversation is ``running`` or ``waiting``: a conditional unique
 constraint on ``AgentRun`` enforces it in the database, so it holds across worker
 processes. A worker renews its run's lease while the run is alive; a ``running`` record
@@ -21,19 +20,19 @@ import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, Protocol
 
 from agents.usage import Usage
 from django.db import IntegrityError, connections, router, transaction
-from django.db.models import Max, OuterRef, QuerySet, Subquery
+from django.db.models import Max, Subquery
 from django.db.models.functions import Coalesce, Greatest
 from django.utils import timezone
 
 from django_agent_sessions import serialization
 from django_agent_sessions.models import AgentRun, SessionItem
-from django_agent_sessions.store import conversations
+from django_agent_sessions.store import conversations, open_calls
 from django_agent_sessions.store.hops import hop
-from django_agent_sessions.store.open_calls import close_open_calls
+from django_agent_sessions.store.run_items import with_item_ids
 from django_agent_sessions.store.usage import (
     NOTHING,
     Spent,
@@ -47,12 +46,6 @@ logger = logging.getLogger(__name__)
 
 STALE_RUN_ERROR = "The worker running this run stopped before it finished (its lease expired)."
 WORKER_LOST = "worker_lost"
-# What an open call's output says, by how its run ended (the model reads it next turn).
-STOPPED_CALL = "The run was stopped before this tool call returned; its result was not saved."
-FAILED_CALL = "The run failed before this tool call returned; its result was not saved."
-LOST_CALL = "The server running this tool call stopped before it returned."
-NOT_RESUMED_CALL = "This tool call was approved but not run: the paused run could not be resumed."
-INTERRUPTED_CALL = "The server restarted before this tool call returned; its result was not saved."
 # Most lost runs one sweep ends; the next sweep takes the rest.
 _EXPIRE_BATCH = 50
 
@@ -66,6 +59,12 @@ class ExpiredRun:
     session_pk: int
     owner_id: Any
     seq: int = 0  # of its last event its worker noted (at its last lease renewal)
+
+
+class Writable(Protocol):
+    """A row to write with a new run, in its transaction (``store.orders.Order``)."""
+
+    def write(self, run_pk: int, using: str) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -89,9 +88,14 @@ def database() -> str:
 
 @hop
 def start(
-    session_pk: int, *, agent_name: str, lease_seconds: float, client_id: str = ""
+    session_pk: int,
+    *,
+    agent_name: str,
+    lease_seconds: float,
+    client_id: str = "",
+    order: Writable | None = None,
 ) -> StartedRun | None:
-    """Record a new running run, or return None if the conversation has one.
+    """Record a new running run (with its ``order``), or None if the conversation has one.
 
     A running record whose lease expired is ended as lost first, in the same
     transaction (``StartedRun.expired`` lists them, for the caller to announce).
@@ -107,6 +111,8 @@ def start(
                 run = create_record(
                     session_pk, now, agent_name, lease_seconds, client_id, newest["newest"] or 0
                 )
+                if order is not None:  # for a task (``store.orders``)
+                    order.write(run.pk, using)
         except IntegrityError:
             return None
     return StartedRun(run.pk, str(run.run_id), run.history_item_id, tuple(expired))
@@ -167,7 +173,7 @@ def _expire(now: datetime, session_pk: int | None, using: str) -> list[ExpiredRu
                 )
             )
             if claimed:
-                _close_and_mark_last(run_session_pk, pk, using, text=LOST_CALL)
+                _close_and_mark_last(run_session_pk, pk, using, text=open_calls.LOST_CALL)
         if claimed:
             logger.warning("Run %s lost its worker (lease expired); marked failed.", run_id)
             expired.append(ExpiredRun(pk, str(run_id), run_session_pk, owner_id, seq))
@@ -261,34 +267,17 @@ def finish(
             return None
         write_spent(run_pk, spent, model_set=True)
         stopped = status == str(AgentRun.Status.CANCELLED)
-        text = open_call_text or (STOPPED_CALL if stopped else FAILED_CALL)
+        text = open_call_text or (open_calls.STOPPED_CALL if stopped else open_calls.FAILED_CALL)
         _close_and_mark_last(session_pk, run_pk, using, text=text, outputs=outputs)
     # With the item ids its end names: the same query, no round trip more.
     found: AgentRun = with_item_ids(AgentRun.objects.select_related("session")).get(pk=run_pk)
     return found
 
 
-def with_item_ids(runs: QuerySet[AgentRun]) -> QuerySet[AgentRun]:
-    """With what a run's end names (``lifecycle.end``), or None: ``user_item_id``, the
-    person's message (its first user message), ``reply_item_id``, its newest reply."""
-    messages = SessionItem.objects.filter(
-        session_id=OuterRef("session_id"),
-        id__gt=OuterRef("history_item_id"),
-        id__lte=OuterRef("last_item_id"),  # a next run may have started since the commit
-        item_type="message",
-    )
-    asked = messages.filter(role="user").order_by("id").values("id")[:1]
-    reply = messages.filter(role="assistant").order_by("-id").values("id")[:1]
-    annotated: QuerySet[AgentRun] = runs.annotate(
-        user_item_id=Subquery(asked), reply_item_id=Subquery(reply)
-    )
-    return annotated
-
-
 def _close_and_mark_last(
     session_pk: int, run_pk: int, db: str, *, text: str, outputs: Mapping[str, Any] | None = None
 ) -> None:
-    close_open_calls(session_pk, run_pk, db, text=text, outputs=outputs)
+    open_calls.close_open_calls(session_pk, run_pk, db, text=text, outputs=outputs)
     mark_last_item(session_pk, run_pk)
 
 

@@ -1,7 +1,8 @@
-"""What both transports use to stream a conversation: the one door into five rooms.
+"""What both transports use to stream a conversation: the one door into six rooms.
 
 The rooms, top to bottom (a room imports only the rooms below it, never this door):
 
+- ``working``: runs away from a tab (a task worker's run host, the run task, ``start_run``);
 - ``following``: one tab following one conversation (``Follower``, its relay and timers);
 - ``visiting``: who asks and what their frames do (``Visitor``, ``actions``, access);
 - ``running``: a run's life, from its task's start to its one ``end()``;
@@ -37,6 +38,7 @@ if TYPE_CHECKING:
     from django_agent_sessions.streaming.visiting.context import AgentRunContext
     from django_agent_sessions.streaming.visiting.visitor import Visitor
     from django_agent_sessions.streaming.wire import encoding, frames
+    from django_agent_sessions.streaming.working.starting import start_run, start_run_sync
 
 # name -> (module, attribute), or (package, module) for a module the door hands out whole.
 _DOOR: dict[str, tuple[str, str | None]] = {
@@ -54,6 +56,8 @@ _DOOR: dict[str, tuple[str, str | None]] = {
     "history": ("following.history", None),
     "load_agent": ("visiting.agent_loading", "load_agent"),
     "replay": ("delivery.replay", None),
+    "start_run": ("working.starting", "start_run"),
+    "start_run_sync": ("working.starting", "start_run_sync"),
     "sweep_once": ("running.lost", "sweep_once"),
 }
 
@@ -72,6 +76,8 @@ __all__ = [  # the table's names, written out for type checkers and linters (a t
     "history",
     "load_agent",
     "replay",
+    "start_run",
+    "start_run_sync",
     "sweep_once",
 ]
 

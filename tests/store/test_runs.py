@@ -18,7 +18,7 @@ from django.utils import timezone
 from pytest_django import DjangoAssertNumQueries
 
 from django_agent_sessions.models import AgentRun, AgentSession
-from django_agent_sessions.store import runs
+from django_agent_sessions.store import open_calls, runs
 from django_agent_sessions.store.usage import Spent
 from tests.conftest import assistant_message, user_message
 from tests.store.helpers import call, item_ids, output, outputs_of, start, user, write
@@ -65,7 +65,7 @@ def test_a_start_ends_a_lost_run_first_and_closes_its_calls(session_id: str) -> 
     record = AgentRun.objects.get(pk=lost.pk)
     assert (record.status, record.error_code) == ("failed", runs.WORKER_LOST)
     # The lost run's open call got an output, before the new run's history starts.
-    assert outputs_of(session_id) == {"c1": runs.LOST_CALL}
+    assert outputs_of(session_id) == {"c1": open_calls.LOST_CALL}
     assert record.last_item_id == item_ids(session_id)[-1] == taking_over.history_item_id
 
 
@@ -94,9 +94,9 @@ def test_a_renewal_notes_the_newest_seq_and_fails_once_the_run_ended(session_id:
 @pytest.mark.parametrize(
     ("status", "open_call_text", "expected"),
     [
-        ("cancelled", "", runs.STOPPED_CALL),
-        ("failed", "", runs.FAILED_CALL),
-        ("interrupted", runs.INTERRUPTED_CALL, runs.INTERRUPTED_CALL),
+        ("cancelled", "", open_calls.STOPPED_CALL),
+        ("failed", "", open_calls.FAILED_CALL),
+        ("interrupted", open_calls.INTERRUPTED_CALL, open_calls.INTERRUPTED_CALL),
     ],
 )
 def test_finish_gives_every_open_call_an_output(

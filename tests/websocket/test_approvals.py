@@ -18,7 +18,7 @@ from django.utils import timezone
 
 from django_agent_sessions import DjangoSession
 from django_agent_sessions.models import AgentRun, AgentSession, ToolApproval
-from django_agent_sessions.store import approvals, pending
+from django_agent_sessions.store import approvals, open_calls, pending
 from django_agent_sessions.store import runs as store_runs
 from django_agent_sessions.streaming.running import paused
 from tests.approval_agent import payment_agent, two_payments
@@ -269,6 +269,6 @@ def test_cancel_ends_a_waiting_run_once(session_id: str) -> None:
     outputs = [i for i in _stored(session_id) if i.get("type") == "function_call_output"]
     # The approved call never ran: its output says so, not that it was rejected.
     assert [(o["call_id"], o["output"]) for o in outputs] == [
-        ("call-ann", store_runs.NOT_RESUMED_CALL),
+        ("call-ann", open_calls.NOT_RESUMED_CALL),
         ("call-bob", approvals.REJECTION_OUTPUT),
     ]

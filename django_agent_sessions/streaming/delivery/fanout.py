@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import logging
 import os
+import threading
 import uuid
 from collections.abc import Callable
 from typing import Any
@@ -64,6 +65,21 @@ def _after_fork() -> None:
 if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_after_fork)
 
+# Threads that are a worker of their own: a run host's event loop (``working.host``) in
+# a process that also serves sockets (the immediate task backend, ``start_run_sync``).
+# Their runs reach this process's sockets through the layer, as another worker's do:
+# the sockets' inboxes belong to another event loop.
+_apart: dict[int, str] = {}
+
+
+def apart() -> None:
+    """The calling thread is a worker of its own from now on (see ``_apart``)."""
+    _apart[threading.get_ident()] = _new_origin()
+
+
+def _here() -> str:
+    return _apart.get(threading.get_ident(), ORIGIN) if _apart else ORIGIN
+
 
 def watch(conversation_pk: int, channel_name: str, deliver: Deliver) -> None:
     """From now on, this process's runs of the conversation call ``deliver(message)``."""
@@ -86,11 +102,13 @@ def unwatch(channel_name: str) -> None:
 
 def is_local(channel_name: str) -> bool:
     """Whether the channel is a socket of this process that watches a conversation."""
-    return channel_name in _watched_by
+    return channel_name in _watched_by and _here() == ORIGIN
 
 
 def deliver(conversation_pk: int, message: dict[str, Any]) -> None:
     """Hand ``message`` to every socket of this process watching the conversation."""
+    if _here() != ORIGIN:
+        return
     for channel_name, deliver_to in list(_watching.get(conversation_pk, {}).items()):
         try:
             deliver_to(message)
@@ -106,7 +124,7 @@ def deliver(conversation_pk: int, message: dict[str, Any]) -> None:
 
 def layer_fields(*, followed: bool) -> dict[str, Any]:
     """What a layer message of a run carries besides its event (see the module doc)."""
-    return {"origin": ORIGIN, "followed": followed}
+    return {"origin": _here(), "followed": followed}
 
 
 async def broadcast(
@@ -142,7 +160,7 @@ async def broadcast(
 
 
 def from_this_process(message: dict[str, Any]) -> bool:
-    return message.get("origin") == ORIGIN
+    return message.get("origin") == _here()
 
 
 def asks_to_follow(message: dict[str, Any]) -> bool:

@@ -73,6 +73,7 @@ class RunRequest:
     client_id: str = ""  # the client's id for its user_message, echoed on the wire
     parts: tuple[dict[str, Any], ...] = ()  # the message's files, as the SDK's input parts
     files: tuple[dict[str, Any], ...] = ()  # ... and as the chat shows them
+    detached: bool = False  # goes on without a tab (started from code or a schedule)
 
 
 class ActiveRun:
@@ -103,6 +104,7 @@ class ActiveRun:
         self._followed = False
         # Stopped because its worker's drain time ran out (see ``drain``).
         self.interrupted = False
+        self.detached = False  # no tab started it: it goes on when the last tab leaves
         self.log = EventLog()  # what it published, for tabs that resume (``replay``)
 
     @property
@@ -237,7 +239,9 @@ class ActiveRun:
             )
         elif kind == "agent.replay" and isinstance(message.get("reply_to"), str):
             await self._replay(message["reply_to"], message.get("after"))
-        elif kind == "agent.left" and not app_settings.CONTINUE_RUNS_AFTER_DISCONNECT:
+        elif kind == "agent.left" and not (
+            app_settings.CONTINUE_RUNS_AFTER_DISCONNECT or self.detached
+        ):
             await self._ask_who_is_here()
         elif kind == "agent.here":
             self._someone_here = True

@@ -34,7 +34,7 @@ from django.utils.translation import gettext as _
 from django_agent_sessions import signals
 from django_agent_sessions.models import AgentRun
 from django_agent_sessions.store import approvals as store_approvals
-from django_agent_sessions.store import pending
+from django_agent_sessions.store import open_calls, pending
 from django_agent_sessions.store import runs as store_runs
 from django_agent_sessions.store.hops import UNAVAILABLE
 from django_agent_sessions.streaming.delivery import fanout, layer
@@ -142,7 +142,7 @@ async def fail_claimed(
             usage=Usage(),
             error="The paused run could not be resumed.",
             error_code="agent_error",
-            open_call_text=store_runs.NOT_RESUMED_CALL,
+            open_call_text=open_calls.NOT_RESUMED_CALL,
             session_pk=conversation_pk,
         )
 

@@ -1,9 +1,8 @@
 """A run's task, from its start (or its resumption after approvals) to its pause or end.
-
 ``start`` records the run and starts its task; ``decide`` records a decision on a tool
-call and, when it was the run's last, resumes the run on this worker. The task runs in
-the run's span (``traced``); when its stream is over, the run waits in the database
-(``_pause``) or ends through ``lifecycle.end`` (``_finish``), its lease kept until then.
+call and, when it was the run's last, resumes the run on this worker (or has a task do
+it: ``dispatch``). The task runs in the run's span (``traced``); when its stream is over,
+the run waits in the database (``_pause``) or ends through ``lifecycle.end``.
 """
 
 from __future__ import annotations
@@ -19,11 +18,12 @@ from django_agent_sessions.conf import app_settings
 from django_agent_sessions.models import AgentRun
 from django_agent_sessions.retention import parse_duration
 from django_agent_sessions.store import approvals as store_approvals
+from django_agent_sessions.store import open_calls
 from django_agent_sessions.store import runs as store_runs
 from django_agent_sessions.store.usage import usage_counts
 from django_agent_sessions.streaming.delivery import fanout
 from django_agent_sessions.streaming.delivery.groups import group_name
-from django_agent_sessions.streaming.running import lifecycle, outcomes, paused, traced
+from django_agent_sessions.streaming.running import dispatch, lifecycle, outcomes, paused, traced
 from django_agent_sessions.streaming.running.active_runs import ActiveRun, RunRequest
 from django_agent_sessions.streaming.running.message import UserInput
 from django_agent_sessions.streaming.running.outcomes import CANCELLED, COMPLETED, FAILED
@@ -64,7 +64,8 @@ async def decide(
         approve=approve,
         message=message,
         user_id=user_id,
-        lease_seconds=float(app_settings.RUN_LEASE_SECONDS),
+        lease_seconds=dispatch.resuming_lease(),
+        hand_off=dispatch.offloaded(),
     )
     if decided is None:
         return False
@@ -80,8 +81,10 @@ async def decide(
         group = group_name(conversation_pk)
         await fanout.broadcast(channel_layer, group, conversation_pk, resolved)
 
-    if decided.resume is None:
+    if decided.resume is None or decided.resume.execution:
         await tell()
+        if decided.resume is not None:  # handed off: a task resumes it
+            await dispatch.enqueue_resumption(decided.resume, conversation_pk, channel_layer, user)
         return True
     try:
         run_request = await request()
@@ -179,6 +182,7 @@ async def _joined(
         channel_layer=channel_layer,
         user=request.user,
     )
+    active.detached = request.detached
     await active.join()
     return active
 
@@ -275,7 +279,7 @@ async def _finish(active: ActiveRun, terminal: dict[str, Any] | None) -> None:
             # shows it, with the run's status, after a reload.
             partial_text="" if outcome.status == COMPLETED else streamed.snapshot()["text"],
             outputs=streamed.outputs,
-            open_call_text=store_runs.INTERRUPTED_CALL if active.interrupted else "",
+            open_call_text=open_calls.INTERRUPTED_CALL if active.interrupted else "",
             session_pk=active.session_pk,
         )
 

@@ -19,10 +19,12 @@ from django.utils.translation import gettext as _
 from django_agent_sessions.budgets import quotas
 from django_agent_sessions.exceptions import SessionOwnershipError, UploadRefused
 from django_agent_sessions.session import DjangoSession
+from django_agent_sessions.store import orders as store_orders
 from django_agent_sessions.store import runs as store_runs
 from django_agent_sessions.store import uploads
 from django_agent_sessions.streaming.running import (
     active_runs,
+    dispatch,
     drain,
     lifecycle,
     run_task,
@@ -53,10 +55,11 @@ class Participant(Protocol):
     def rate_limit_key(self) -> str: ...
 
     async def create_conversation(
-        self, *, agent_name: str, client_id: str
+        self, *, agent_name: str, client_id: str, order: store_orders.Order | None = None
     ) -> store_runs.StartedRun | None:
-        """Create the conversation (owned by the visitor) with its first run's record,
-        set ``conversation_pk``; None if it existed already and has a run."""
+        """Create the conversation (owned by the visitor) with its first run's record
+        (and its ``order``, for a task), set ``conversation_pk``; None if it existed
+        already and has a run."""
 
 
 def _refuse_while_draining(client_id: str = "") -> None:
@@ -85,23 +88,17 @@ async def send_message(visitor: Participant, content: dict[str, Any]) -> None:
         await _within_budget(visitor.user, agent, frame.client_id)  # before any model call
         # The files next: one that is not the visitor's leaves nothing behind either.
         attached = await _files(visitor, frame.files)
-        started = None
+        started, order = None, _order(frame, attached)
         if visitor.conversation_pk is None:
             started = await visitor.create_conversation(
-                agent_name=agent.name, client_id=frame.client_id
+                agent_name=agent.name, client_id=frame.client_id, order=order
             )
             if started is None:
                 raise frames.busy(frame.client_id)
-        request = await run_request(
-            visitor,
-            frame.text,
-            frame.client_id,
-            agent=agent,
-            attached=attached,
-            # Recorded with no item before it: the history it would read is known.
-            empty=started is not None and started.history_item_id == 0,
-        )
-        active = await run_task.start(request, channel_layer=visitor.channel_layer, started=started)
+        if order is not None:  # a task runs it (RUNS = "tasks")
+            began = await _place(visitor, order, agent, started)
+        else:
+            began = await _start_here(visitor, frame, agent, attached, started)
     except UploadRefused as refused:  # a file the message names is not the visitor's
         raise frames.BadFrame(refused.code, str(refused), frame.client_id) from None
     except (SessionOwnershipError, frames.BadFrame):
@@ -112,8 +109,58 @@ async def send_message(visitor: Participant, content: dict[str, Any]) -> None:
         logger.exception("Could not start an agent run.")
         message = _("The assistant is not available.")
         raise frames.BadFrame("unavailable", message, frame.client_id) from None
-    if active is None:
+    if not began:
         raise frames.busy(frame.client_id)
+
+
+Attached = tuple[list[dict[str, Any]], list[uploads.StoredFile]]
+
+
+def _order(frame: frames.UserMessage, attached: Attached) -> store_orders.Order | None:
+    """What a task needs to run the message, when runs are tasks; else None."""
+    if not dispatch.offloaded():
+        return None
+    parts, shown = attached
+    message = {"text": frame.text, "parts": parts, "files": [file.wire() for file in shown]}
+    return store_orders.Order(store_orders.TAB, {**message, "client_id": frame.client_id})
+
+
+async def _place(
+    visitor: Participant,
+    order: store_orders.Order,
+    agent: Agent[Any],
+    started: store_runs.StartedRun | None,
+) -> bool:
+    assert visitor.conversation_pk is not None
+    run_id = await dispatch.place(
+        visitor.conversation_pk,
+        order,
+        agent_name=agent.name,
+        channel_layer=visitor.channel_layer,
+        user=visitor.user,
+        started=started,
+    )
+    return run_id is not None
+
+
+async def _start_here(
+    visitor: Participant,
+    frame: frames.UserMessage,
+    agent: Agent[Any],
+    attached: Attached,
+    started: store_runs.StartedRun | None,
+) -> bool:
+    request = await run_request(
+        visitor,
+        frame.text,
+        frame.client_id,
+        agent=agent,
+        attached=attached,
+        # Recorded with no item before it: the history it would read is known.
+        empty=started is not None and started.history_item_id == 0,
+    )
+    active = await run_task.start(request, channel_layer=visitor.channel_layer, started=started)
+    return active is not None
 
 
 async def _within_budget(user: Any, agent: Agent[Any], client_id: str) -> None:
@@ -128,7 +175,7 @@ async def run_request(
     client_id: str = "",
     *,
     agent: Agent[Any] | None = None,
-    attached: tuple[list[dict[str, Any]], list[uploads.StoredFile]] = ([], []),
+    attached: Attached = ([], []),
     empty: bool = False,
 ) -> active_runs.RunRequest:
     """The run of a message; ``attached``: its files' input parts and how they show;
@@ -154,9 +201,7 @@ async def run_request(
     )
 
 
-async def _files(
-    visitor: Participant, files: tuple[int, ...]
-) -> tuple[list[dict[str, Any]], list[uploads.StoredFile]]:
+async def _files(visitor: Participant, files: tuple[int, ...]) -> Attached:
     if not files:
         return [], []
     if visitor.anonymous:  # uploads are for signed-in people only
@@ -193,6 +238,10 @@ async def cancel(visitor: Participant, content: dict[str, Any]) -> None:
     """A ``cancel``: stop the conversation's run (only ``run_id``, when given)."""
     run_id = frames.cancel(content)
     if visitor.conversation_pk is not None:  # else nothing was ever started here
+        if dispatch.offloaded() and await dispatch.stop(
+            visitor.channel_layer, visitor.conversation_pk, run_id=run_id, user=visitor.user
+        ):
+            return  # no task had started it: it ended here
         await lifecycle.cancel(
             visitor.channel_layer, visitor.conversation_pk, run_id=run_id, user=visitor.user
         )

@@ -12,9 +12,10 @@ from django.utils.module_loading import import_string
 from django_agent_sessions.conf import app_settings
 
 
-def configured_target() -> Any:
-    """The object ``AGENT`` names (imported, not called). Raises ImproperlyConfigured."""
-    path = app_settings.AGENT
+def configured_target(path: Any = None) -> Any:
+    """The object ``path`` (a dotted path, an Agent or a factory; by default the ``AGENT``
+    setting) names: imported, not called. Raises ImproperlyConfigured."""
+    path = path or app_settings.AGENT
     if not path:
         raise ImproperlyConfigured(
             "AGENT_SESSIONS['AGENT'] is not set: give the dotted path to an agents.Agent "
@@ -25,12 +26,13 @@ def configured_target() -> Any:
     try:
         return import_string(path)
     except ImportError as error:
-        raise ImproperlyConfigured(f"AGENT_SESSIONS['AGENT']: {error}") from error
+        raise ImproperlyConfigured(f"The agent {path!r}: {error}") from error
 
 
-async def load_agent(scope: Any) -> Agent[Any]:
-    """The agent for a connection. A factory taking one argument receives the scope."""
-    target = configured_target()
+async def load_agent(scope: Any, path: Any = None) -> Agent[Any]:
+    """The agent for a connection (``path``: the one a run's order names, else the
+    ``AGENT`` setting). A factory taking one argument receives the scope."""
+    target = configured_target(path)
     if isinstance(target, Agent):
         return target
     if not callable(target):

@@ -20,8 +20,10 @@ from agents import Agent
 from django_agent_sessions.conf import app_settings
 from django_agent_sessions.session import DjangoSession
 from django_agent_sessions.store import conversations, first_messages
+from django_agent_sessions.store.orders import Order
 from django_agent_sessions.store.runs import StartedRun
 from django_agent_sessions.streaming.delivery import groups
+from django_agent_sessions.streaming.running import dispatch
 from django_agent_sessions.streaming.visiting import access
 from django_agent_sessions.streaming.visiting.agent_loading import load_agent
 from django_agent_sessions.streaming.visiting.context import AgentRunContext, run_context
@@ -100,16 +102,21 @@ class Visitor:
         found = conversations.find_conversation(self.session_id, owner_id=self.owner_id)
         self.conversation_pk = None if found is None else found.pk
 
-    async def create_conversation(self, *, agent_name: str, client_id: str) -> StartedRun | None:
+    async def create_conversation(
+        self, *, agent_name: str, client_id: str, order: Order | None = None
+    ) -> StartedRun | None:
         """The first message: create the conversation (the visitor's) with its run's
-        record in one hop (``store.first_messages``), and bring every tab of the visitor
-        open on its id into it (``groups.announce_creation``) before the run publishes."""
+        record (and ``order``, for a task) in one hop (``store.first_messages``), and
+        bring every tab of the visitor open on its id into it
+        (``groups.announce_creation``) before the run publishes."""
+        lease = app_settings.RUN_LEASE_SECONDS if order is None else dispatch.queue_seconds()
         opened, started = await first_messages.open_and_start(
             self.session_id,
             owner_id=self.owner_id,
             agent_name=agent_name,
-            lease_seconds=float(app_settings.RUN_LEASE_SECONDS),
+            lease_seconds=float(lease),
             client_id=client_id,
+            order=order,
         )
         self.conversation_pk = opened.pk
         await groups.announce_creation(

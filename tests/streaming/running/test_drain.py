@@ -11,7 +11,7 @@ import pytest
 
 from django_agent_sessions import DjangoSession, signals
 from django_agent_sessions.models import AgentRun
-from django_agent_sessions.store import runs as store_runs
+from django_agent_sessions.store import open_calls
 from django_agent_sessions.streaming.running import drain
 from tests import chat_agent
 from tests.scripted import streamed_reply, tool_turn
@@ -87,7 +87,7 @@ async def test_a_run_past_the_drain_time_ends_interrupted_with_a_valid_history(
     calls = [i["call_id"] for i in items if i.get("type") == "function_call"]
     outputs = {i["call_id"]: i["output"] for i in items if i.get("type") == "function_call_output"}
     assert set(calls) == set(outputs)
-    assert set(outputs.values()) <= {store_runs.INTERRUPTED_CALL}
+    assert set(outputs.values()) <= {open_calls.INTERRUPTED_CALL}
     assert items[0]["content"] == "Weather in Paris?"
     # Reopened (on another worker, or here once it serves again): the run is over.
     drain._drain = None

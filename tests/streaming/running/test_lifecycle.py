@@ -15,7 +15,7 @@ from django.utils import timezone
 
 from django_agent_sessions import DjangoSession, signals
 from django_agent_sessions.models import AgentRun, AgentSession, SessionItem
-from django_agent_sessions.store import runs as store_runs
+from django_agent_sessions.store import open_calls
 from django_agent_sessions.streaming.running import active_runs
 from tests import approval_agent, chat_agent
 from tests.scripted import streamed_reply
@@ -117,7 +117,7 @@ async def test_a_run_that_cannot_resume_leaves_every_call_with_its_output(
     items = await stored(session_id)
     assert_every_call_has_its_output(items)
     outputs = {i["output"] for i in items if i.get("type") == "function_call_output"}
-    assert outputs == {store_runs.NOT_RESUMED_CALL}
+    assert outputs == {open_calls.NOT_RESUMED_CALL}
     assert approval_agent.EXECUTED == []
 
 
@@ -171,7 +171,7 @@ async def test_the_sweep_ends_a_lost_run_nobody_watches_once(alice):
     assert finished == [(dead.run_id, "failed", alice)]
     items = await stored("nobody-looks")
     assert_every_call_has_its_output(items)
-    assert items[-1]["output"] == store_runs.LOST_CALL
+    assert items[-1]["output"] == open_calls.LOST_CALL
     assert record.last_item_id == await SessionItem.objects.filter(
         session=conversation
     ).values_list("id", flat=True).alatest("id")

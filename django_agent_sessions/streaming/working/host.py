@@ -1,0 +1,151 @@
+"""A task worker's run host: one event loop, in a thread of its own, that runs the runs
+this process's tasks claimed.
+
+A run is mostly waiting on the model, so one process runs many at once on one loop, as
+a web worker does: a task hands its run to the host and returns, and the worker takes
+its next task. This is what lets a
+``db_worker`` (one task at a time) or a Celery worker hold up to ``RUNS_PER_WORKER`` runs;
+a task past that number waits for a run to end, so other workers take the next ones.
+
+The host lives as long as the process: its thread is not a daemon, so the interpreter
+waits for it at exit. When the worker's main thread ends (the worker was told to stop),
+the host drains like a web worker (``running.drain``): its runs get up to
+``DRAIN_SECONDS``, and a run still going then ends ``interrupted``. While it runs, it
+also sweeps for runs whose worker died, every ``SWEEP_SECONDS``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import logging
+import os
+import socket
+import threading
+from collections.abc import Callable, Coroutine
+from concurrent.futures import Future
+from typing import Any, TypeVar
+
+from django_agent_sessions.conf import app_settings
+from django_agent_sessions.layers import stream_layer
+from django_agent_sessions.streaming.delivery import fanout
+from django_agent_sessions.streaming.running import active_runs, drain
+from django_agent_sessions.streaming.running.lost import sweep_once
+from django_agent_sessions.streaming.working import execution
+
+logger = logging.getLogger(__name__)
+
+_T = TypeVar("_T")
+
+_host: RunHost | None = None
+_host_lock = threading.Lock()
+
+
+def run_host() -> RunHost:
+    """This process's host, started on first use (a worker that runs no task has none)."""
+    global _host
+    with _host_lock:
+        if _host is None or not _host.alive():
+            _host = RunHost(int(app_settings.RUNS_PER_WORKER))
+        return _host
+
+
+class RunHost:
+    """The event loop thread of this process's runs (see the module)."""
+
+    def __init__(self, capacity: int) -> None:
+        self.worker = f"{socket.gethostname()}:{os.getpid()}"
+        self._slots = threading.BoundedSemaphore(capacity)
+        self._loop = asyncio.new_event_loop()
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._ready = threading.Event()
+        self._thread = threading.Thread(target=self._serve, name="agent-sessions-runs")
+        self._thread.start()
+        self._ready.wait()
+
+    def alive(self) -> bool:
+        return self._thread.is_alive() and not self._loop.is_closed()
+
+    def call(self, work: Coroutine[Any, Any, _T]) -> _T:
+        """``work``, run on the host's loop, from sync code; its result."""
+        done: Future[_T] = Future()
+
+        async def run() -> None:
+            try:
+                done.set_result(await work)
+            except BaseException as error:
+                done.set_exception(error)
+
+        self._submit(run)
+        return done.result()
+
+    def execute(self, run_id: str, execution_number: int) -> None:
+        """Hand execution ``execution_number`` of ``run_id`` to the host and return:
+        the host claims it (or finds it taken) and runs it. Past ``RUNS_PER_WORKER``
+        runs, this waits for one of them to end first.
+
+        It does not wait for the claim: the task may run on the thread that the
+        database work of async code shares (Django's immediate backend, in a web
+        worker), which the claim itself needs."""
+        self._slots.acquire()
+        self._submit(lambda: self._run(run_id, execution_number), then=self._slots.release)
+
+    def _submit(
+        self, work: Callable[[], Coroutine[Any, Any, None]], then: Callable[[], None] | None = None
+    ) -> None:
+        """Start ``work()`` on the host's loop, in a context of its own: the caller's may
+        be that of asgiref's shared sync thread (a sync view, the immediate backend),
+        whose "in use" mark would make every database hop of the run refuse to run."""
+
+        def begin() -> None:
+            task = self._loop.create_task(work())
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+            if then is not None:
+                task.add_done_callback(lambda _task: then())
+
+        self._loop.call_soon_threadsafe(begin, context=contextvars.Context())
+
+    async def _run(self, run_id: str, number: int) -> None:
+        try:
+            await execution.execute(run_id, number, worker=self.worker)
+        except Exception:
+            logger.exception("Run %s (execution %s) failed in its host.", run_id, number)
+
+    def _serve(self) -> None:
+        fanout.apart()  # a worker of its own, even beside a web worker's sockets
+        asyncio.set_event_loop(self._loop)
+        try:
+            self._loop.run_until_complete(self._live())
+        finally:
+            self._loop.close()
+
+    async def _live(self) -> None:
+        stopping = asyncio.Event()
+        threading.Thread(
+            target=self._watch_main_thread,
+            args=(stopping,),
+            name="agent-sessions-runs-watch",
+            daemon=True,
+        ).start()
+        self._ready.set()
+        sweeping = asyncio.create_task(self._sweep())
+        await stopping.wait()
+        sweeping.cancel()
+        if active_runs.local_runs():
+            await drain.drain()
+
+    def _watch_main_thread(self, stopping: asyncio.Event) -> None:
+        # The main thread's end is the interpreter's shutdown: it waits for this (not a
+        # daemon) thread, so the runs drain before the process exits.
+        threading.main_thread().join()
+        self._loop.call_soon_threadsafe(stopping.set)
+
+    async def _sweep(self) -> None:
+        seconds = min(float(app_settings.SWEEP_SECONDS), app_settings.RUN_LEASE_SECONDS / 4)
+        while True:
+            await asyncio.sleep(seconds)
+            try:
+                await sweep_once(stream_layer())
+            except Exception:
+                logger.warning("Could not sweep for lost runs.", exc_info=True)
