@@ -9,6 +9,7 @@ says whether the framework is installed, and the names are looked up when first 
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable
 from importlib.util import find_spec
 from typing import Any
 
@@ -45,15 +46,27 @@ def task_backends() -> Any:
     return _framework().task_backends
 
 
-def task(**options: Any) -> Any:
+def task(**options: Any) -> Callable[[Callable[..., Any]], Any]:
     """The framework's ``@task`` decorator."""
-    return _framework().task(**options)
+    return _framework().task(**options)  # type: ignore[no-any-return]
+
+
+def submodule(name: str) -> Any:
+    """The framework's module ``name``: ``base``, ``signals``, ``exceptions``, ..."""
+    return importlib.import_module(f"{_framework().__name__}.{name}")
 
 
 def base_backend_class() -> type[Any]:
-    return importlib.import_module(f"{framework_module()}.backends.base").BaseTaskBackend  # type: ignore[no-any-return]
+    return submodule("backends.base").BaseTaskBackend  # type: ignore[no-any-return]
 
 
 def base_module() -> Any:
     """The framework's ``base`` module: ``Task``, ``TaskResult``, ``TaskResultStatus``."""
-    return importlib.import_module(f"{_framework().__name__}.base")
+    return submodule("base")
+
+
+def invalid_task_error() -> type[Exception]:
+    """What a backend raises for a task it refuses: ``InvalidTask`` on Django 6,
+    ``InvalidTaskError`` in the backport (which Django renamed)."""
+    exceptions = submodule("exceptions")
+    return getattr(exceptions, "InvalidTask", None) or exceptions.InvalidTaskError  # type: ignore[no-any-return]
