@@ -26,7 +26,9 @@ def start_run_sync(
     origin: str = "code",
 ) -> str:
     session_id = session_id or uuid.uuid4().hex
-    session, _ = AgentSession.objects.get_or_create(session_id=session_id, defaults={"owner": owner})
+    session, _ = AgentSession.objects.get_or_create(
+        session_id=session_id, defaults={"owner": owner}
+    )
     started = runs.start.sync(session.pk, agent_name="standin", lease_seconds=60)
     if started is None:
         raise RunRefused("busy", "The conversation has a run already.")
