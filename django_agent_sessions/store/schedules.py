@@ -34,6 +34,18 @@ def due(now: datetime, *, limit: int = DUE_BATCH) -> list[ScheduledRun]:
     )
 
 
+def next_due_at() -> datetime | None:
+    """The earliest next firing of the enabled schedules (the ``agent_schedule_due``
+    index answers it), for a scheduler to sleep until; None when nothing is scheduled."""
+    found: datetime | None = (
+        ScheduledRun.objects.filter(enabled=True, next_fire_at__isnull=False)
+        .order_by("next_fire_at")
+        .values_list("next_fire_at", flat=True)
+        .first()
+    )
+    return found
+
+
 def claim(
     pk: int,
     *,

@@ -1,8 +1,9 @@
 """``manage.py agent_sessions_schedule [--once] [--interval SECONDS]``.
 
 Fires the scheduled runs that are due (``ScheduledRun``), each firing as an ordinary run.
-By default it keeps going, waking every ``--interval`` seconds (30): a schedule fires up
-to that late, so a schedule of minute precision needs an interval of 60 or less. ``--once``
+By default it keeps going: it sleeps until the next firing it knows of, and at most
+``--interval`` seconds (30), so that a schedule created or changed meanwhile is seen that
+late at most (a schedule of minute precision needs an interval of 60 or less). ``--once``
 fires what is due and exits (for cron or a timer). Run as many as you like, on as many
 machines: each firing is claimed by one of them (docs/schedules.md). SIGTERM or SIGINT
 ends the loop once the pass under way has finished.
@@ -17,10 +18,13 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import close_old_connections
+from django.utils import timezone
 
 from django_agent_sessions.schedules.firing import Fired, fire_due
+from django_agent_sessions.store import schedules
 
 DEFAULT_INTERVAL = 30.0
+MIN_SLEEP = 0.01
 
 
 class Command(BaseCommand):
@@ -33,8 +37,9 @@ class Command(BaseCommand):
             type=float,
             default=DEFAULT_INTERVAL,
             metavar="SECONDS",
-            help=f"How often to wake and fire what is due (default {DEFAULT_INTERVAL:g}); "
-            "at most 60 for schedules of minute precision.",
+            help="The longest sleep between passes, in seconds: how late a new or changed "
+            f"schedule may be seen (default {DEFAULT_INTERVAL:g}; at most 60 for schedules "
+            "of minute precision).",
         )
 
     def handle(self, *args: Any, once: bool = False, interval: float, **options: Any) -> None:
@@ -49,10 +54,22 @@ class Command(BaseCommand):
             close_old_connections()
             for fired in fire_due():
                 self._report(fired)
-            close_old_connections()
             if once:
                 return
-            stop.wait(interval)
+            stop.wait(self._sleep(interval))
+
+    @staticmethod
+    def _sleep(interval: float) -> float:
+        """Until the next firing (every scheduler wakes for it at once; the claim picks
+        one), at most ``interval``; never quite zero, so that a firing another process is
+        claiming right now is not asked after in a tight loop."""
+        next_due = schedules.next_due_at()
+        # As at a request's end: a connection past CONN_MAX_AGE (by default every one)
+        # is not held through the sleep.
+        close_old_connections()
+        if next_due is None:
+            return interval
+        return min(interval, max(MIN_SLEEP, (next_due - timezone.now()).total_seconds()))
 
     def _report(self, fired: Fired) -> None:
         when = fired.scheduled_at.isoformat()
