@@ -80,3 +80,14 @@ def record(pk: int, *, run_id: str = "", error: str = "") -> None:
     if run_id:
         fields["last_run_id"] = run_id
     ScheduledRun.objects.using(router.db_for_write(ScheduledRun)).filter(pk=pk).update(**fields)
+
+
+def fire_soon(pks: list[int], now: datetime) -> int:
+    """The admin's "fire now": the enabled schedules among ``pks`` are due at ``now``, so
+    the schedulers' next pass fires each of them once (through the same claim); an
+    interval schedule's series goes on from ``now``. How many were enabled."""
+    using = router.db_for_write(ScheduledRun)
+    changed: int = (
+        ScheduledRun.objects.using(using).filter(pk__in=pks, enabled=True).update(next_fire_at=now)
+    )
+    return changed
