@@ -19,7 +19,7 @@ class AgentSessionsConfig(AppConfig):
         from django_agent_sessions.feedback import checks as feedback_checks
         from django_agent_sessions.files import checks as file_checks
         from django_agent_sessions.layers import checks as layer_checks
-        from django_agent_sessions.schedules import checks as schedule_checks
+        from django_agent_sessions.scheduler import checks as schedule_checks
         from django_agent_sessions.streaming import checks as streaming_checks
         from django_agent_sessions.telemetry import checks as telemetry_checks
 

@@ -20,7 +20,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import close_old_connections
 from django.utils import timezone
 
-from django_agent_sessions.schedules.firing import Fired, fire_due
+from django_agent_sessions.scheduler.firing import Fired, fire_due
 from django_agent_sessions.store import schedules
 
 DEFAULT_INTERVAL = 30.0

@@ -2,7 +2,7 @@
 ordinary run (``start_run_sync``, origin ``"schedule"``).
 
 ``fire_due()`` is one pass, what the ``agent_sessions_schedule`` command does each time
-it wakes and what the ``fire_due_schedules`` task does (``schedules/tasks.py``). Passes
+it wakes and what the ``fire_due_schedules`` task does (``scheduler/tasks.py``). Passes
 in several processes at once are safe: only the claimant of a firing starts its run
 (``store.schedules.claim``). A run that cannot start (the conversation is busy, the
 owner's quota is spent, the rate limit) is recorded in the schedule's ``last_error``,

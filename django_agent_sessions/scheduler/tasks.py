@@ -8,7 +8,7 @@ needs the framework, which Django 5.2 has only with the ``tasks`` extra.
 from __future__ import annotations
 
 from django_agent_sessions import task_backends
-from django_agent_sessions.schedules.firing import fire_due
+from django_agent_sessions.scheduler.firing import fire_due
 
 
 @task_backends.task()  # type: ignore[misc,untyped-decorator]  # the framework's decorator, looked up when used

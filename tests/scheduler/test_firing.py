@@ -1,4 +1,4 @@
-"""Firing what is due (``schedules/firing.py``): each firing an ordinary run, started by
+"""Firing what is due (``scheduler/firing.py``): each firing an ordinary run, started by
 the real ``start_run_sync``, in the schedule's conversation or a new one each time; a
 refused or failing start recorded on the schedule, never raised; a missed firing skipped
 or fired once, by ``SCHEDULE_MISSED``, at a fixed ``now``."""
@@ -12,7 +12,7 @@ from django.contrib.auth import get_user_model
 from django.utils import timezone
 
 from django_agent_sessions.models import AgentRun, AgentSession, ScheduledRun
-from django_agent_sessions.schedules.firing import fire_due
+from django_agent_sessions.scheduler.firing import fire_due
 from tests.schedule_helpers import AGENT, a_schedule, runs_ended
 
 pytestmark = pytest.mark.django_db(transaction=True)

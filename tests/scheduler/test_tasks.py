@@ -1,4 +1,4 @@
-"""The ``fire_due_schedules`` task of Django's Tasks framework (``schedules/tasks.py``):
+"""The ``fire_due_schedules`` task of Django's Tasks framework (``scheduler/tasks.py``):
 enqueued, it fires what is due, each firing once however often it is enqueued; a
 worker finds it by its module path."""
 
@@ -24,7 +24,7 @@ def _settings(settings):
 
 def test_enqueued_on_the_default_backend_it_fires_what_is_due():
     # Without TASKS, the default backend runs a task when it is enqueued (immediate).
-    from django_agent_sessions.schedules.tasks import fire_due_schedules
+    from django_agent_sessions.scheduler.tasks import fire_due_schedules
 
     a_schedule()
     result = fire_due_schedules.enqueue()
@@ -34,9 +34,9 @@ def test_enqueued_on_the_default_backend_it_fires_what_is_due():
 
 
 def test_a_worker_finds_it_by_its_module_path():
-    from django_agent_sessions.schedules.tasks import fire_due_schedules
+    from django_agent_sessions.scheduler.tasks import fire_due_schedules
 
     assert (
-        fire_due_schedules.module_path == "django_agent_sessions.schedules.tasks.fire_due_schedules"
+        fire_due_schedules.module_path == "django_agent_sessions.scheduler.tasks.fire_due_schedules"
     )
     assert import_string(fire_due_schedules.module_path) is fire_due_schedules

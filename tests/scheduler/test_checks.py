@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 from django.core import checks
 
-from django_agent_sessions.schedules.checks import check_schedules
+from django_agent_sessions.scheduler.checks import check_schedules
 
 
 @pytest.mark.parametrize(
