@@ -38,9 +38,3 @@ class UploadRefused(ValueError):
     def __init__(self, code: str, message: str) -> None:
         super().__init__(message)
         self.code = code
-
-
-class RunRefused(Exception):  # TEMPORARY stand-in
-    def __init__(self, code: str, message: str = "") -> None:
-        super().__init__(message or code)
-        self.code = code

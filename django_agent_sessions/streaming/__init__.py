@@ -27,7 +27,6 @@ if TYPE_CHECKING:
     from django_agent_sessions.streaming.following.follower import Follower
     from django_agent_sessions.streaming.running import drain
     from django_agent_sessions.streaming.running.lost import sweep_once
-    from django_agent_sessions.streaming.running.standin_start import start_run, start_run_sync
     from django_agent_sessions.streaming.visiting import actions
     from django_agent_sessions.streaming.visiting.access import (
         CLOSE_ANONYMOUS,
@@ -56,8 +55,6 @@ _DOOR: dict[str, tuple[str, str | None]] = {
     "load_agent": ("visiting.agent_loading", "load_agent"),
     "replay": ("delivery.replay", None),
     "sweep_once": ("running.lost", "sweep_once"),
-    "start_run_sync": ("running.standin_start", "start_run_sync"),
-    "start_run": ("running.standin_start", "start_run"),
 }
 
 __all__ = [  # the table's names, written out for type checkers and linters (a test holds it)
@@ -76,8 +73,6 @@ __all__ = [  # the table's names, written out for type checkers and linters (a t
     "load_agent",
     "replay",
     "sweep_once",
-    "start_run_sync",
-    "start_run",
 ]
 
 
