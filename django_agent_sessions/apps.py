@@ -19,6 +19,7 @@ class AgentSessionsConfig(AppConfig):
         from django_agent_sessions.feedback import checks as feedback_checks
         from django_agent_sessions.files import checks as file_checks
         from django_agent_sessions.layers import checks as layer_checks
+        from django_agent_sessions.scheduler import checks as schedule_checks
         from django_agent_sessions.streaming import checks as streaming_checks
         from django_agent_sessions.telemetry import checks as telemetry_checks
 
@@ -30,6 +31,7 @@ class AgentSessionsConfig(AppConfig):
         checks.register(layer_checks.check_stream_layer)
         checks.register(budget_checks.check_budgets)
         checks.register(telemetry_checks.check_telemetry)
+        checks.register(schedule_checks.check_schedules)
 
         # A deleted attachment row takes its stored file once its transaction commits,
         # whichever ORM delete removed it (store.attachments). Connecting is all this does.

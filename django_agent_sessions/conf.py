@@ -128,6 +128,13 @@ DEFAULTS: dict[str, Any] = {
     # "TOOL_OUTPUTS": find tools' outputs too, False}. After changing any of them, run
     # the agent_sessions_reindex command.
     "SEARCH": None,
+    # Scheduled runs (docs/schedules.md). A firing is missed when no scheduler fired it
+    # within SCHEDULE_GRACE of its time (schedulers stopped, the database down): "skip"
+    # waits for the schedule's next firing in the future; "once" fires once to catch up
+    # (however many were missed), then goes on. A later firing still counts as on time
+    # while the grace lasts, so keep the schedulers' wake interval well below it.
+    "SCHEDULE_MISSED": "skip",
+    "SCHEDULE_GRACE": "5min",
 }
 
 

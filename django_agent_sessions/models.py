@@ -18,6 +18,7 @@ from django_agent_sessions import serialization
 from django_agent_sessions.feedback.models import Feedback as Feedback  # its module: feedback/
 from django_agent_sessions.files.models import Attachment as Attachment  # its module: files/
 from django_agent_sessions.orders.models import RunOrder as RunOrder  # orders/
+from django_agent_sessions.schedules.models import ScheduledRun as ScheduledRun  # schedules/
 from django_agent_sessions.usage.models import RunModelUsage as RunModelUsage  # usage/
 
 SESSION_ID_MAX_LENGTH = 255
@@ -48,8 +49,7 @@ class AgentSession(models.Model):
     updated_at = models.DateTimeField(
         _("last activity"), default=timezone.now, db_index=True, editable=False
     )
-    # A branch (DjangoSession.fork) names the conversation it was copied from, and the
-    # item it was copied up to; the original lists its branches.
+    # A branch (DjangoSession.fork): the conversation and the item it was copied up to.
     branched_from = models.ForeignKey(
         "self",
         verbose_name=_("branched from"),

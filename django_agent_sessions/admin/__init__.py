@@ -7,7 +7,7 @@ page of payloads; clearing and deleting run one ``DELETE`` for the items instead
 Django's deletion collector, which would load every item first. Tool approvals are listed
 read-only: pending ones, and who decided the others and when; so are people's ratings of
 replies (feedback). The usage page sums what runs spent per day, user or model, with a
-chart and a CSV export.
+chart and a CSV export. Scheduled runs, configuration rather than records, are edited here.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from django_agent_sessions.admin.conversations import AgentSessionAdmin
 from django_agent_sessions.admin.feedback import FeedbackAdmin
 from django_agent_sessions.admin.listing import EstimatedCountPaginator, OwnerFilter
 from django_agent_sessions.admin.runs import AgentRunAdmin
+from django_agent_sessions.admin.schedules import ScheduledRunAdmin
 from django_agent_sessions.admin.usage import UsageAdmin
 
 __all__ = [
@@ -25,6 +26,7 @@ __all__ = [
     "EstimatedCountPaginator",
     "FeedbackAdmin",
     "OwnerFilter",
+    "ScheduledRunAdmin",
     "ToolApprovalAdmin",
     "UsageAdmin",
 ]
