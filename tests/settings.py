@@ -9,9 +9,9 @@ Django's shared-cache in-memory test database fails under concurrent threads) or
 from __future__ import annotations
 
 import json
-from importlib.util import find_spec
 import os
 import tempfile
+from importlib.util import find_spec
 from pathlib import Path
 from typing import Any
 
