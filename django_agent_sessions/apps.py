@@ -21,6 +21,7 @@ class AgentSessionsConfig(AppConfig):
         from django_agent_sessions.layers import checks as layer_checks
         from django_agent_sessions.scheduler import checks as schedule_checks
         from django_agent_sessions.streaming import checks as streaming_checks
+        from django_agent_sessions.task_backends import checks as run_checks
         from django_agent_sessions.telemetry import checks as telemetry_checks
 
         checks.register(app_checks.check_settings)
@@ -32,6 +33,7 @@ class AgentSessionsConfig(AppConfig):
         checks.register(budget_checks.check_budgets)
         checks.register(telemetry_checks.check_telemetry)
         checks.register(schedule_checks.check_schedules)
+        checks.register(run_checks.check_runs)
 
         # A deleted attachment row takes its stored file once its transaction commits,
         # whichever ORM delete removed it (store.attachments). Connecting is all this does.
