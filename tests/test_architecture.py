@@ -20,7 +20,8 @@ PUBLIC_API = {PACKAGE, f"{PACKAGE}.conf", f"{PACKAGE}.exceptions"}
 TRANSPORT_EXTRAS = {f"{PACKAGE}.layers", f"{PACKAGE}.store.hops"}
 # Who may import the shared package: the transports, the public API (``AgentRunContext``),
 # the app config (its checks), the public re-export of the consumer, the draining ASGI
-# wrapper, the sweep command and the scheduler (it starts runs: ``start_run_sync``).
+# wrapper, the sweep command, and what starts runs from code: the scheduler and the
+# agent_sessions_run command (``start_run_sync``).
 SHARED_DOORS = {
     PACKAGE,
     f"{PACKAGE}.apps",
@@ -28,6 +29,7 @@ SHARED_DOORS = {
     f"{PACKAGE}.consumers",
     f"{PACKAGE}.management.commands.agent_sessions_sweep",
     f"{PACKAGE}.scheduler.firing",
+    f"{PACKAGE}.management.commands.agent_sessions_run",
 }
 # The app config registers the shared package's system checks from their own module.
 SHARED_CHECKS = f"{SHARED}.checks"

@@ -154,3 +154,13 @@ def stop(session_pk: int, run_id: str | None) -> Unclaimed | None:
 def stop_requested(run_pk: int) -> bool:
     """Whether a Stop was noted on the run's order (``stop``)."""
     return bool(RunOrder.objects.filter(run_id=run_pk, cancel_requested=True).exists())
+
+
+@hop
+def outcome(run_id: str) -> tuple[str, str] | None:
+    """The run's status and error code once it ended; None while it holds its
+    conversation (running or waiting), or if it does not exist."""
+    found = AgentRun.objects.filter(run_id=run_id).values_list("status", "error_code").first()
+    if found is None or found[0] in (AgentRun.Status.RUNNING, AgentRun.Status.WAITING):
+        return None
+    return found
