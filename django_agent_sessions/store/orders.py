@@ -163,4 +163,4 @@ def outcome(run_id: str) -> tuple[str, str] | None:
     found = AgentRun.objects.filter(run_id=run_id).values_list("status", "error_code").first()
     if found is None or found[0] in (AgentRun.Status.RUNNING, AgentRun.Status.WAITING):
         return None
-    return found
+    return str(found[0]), str(found[1])

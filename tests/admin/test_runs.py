@@ -74,3 +74,19 @@ def test_the_transcript_shows_a_stopped_reply_after_its_message(run_viewer):
     assert message < note
     assert "Assistant (stopped)" in body
     assert "Once upon a &lt;b&gt;time&lt;/b&gt;" in body
+
+
+def test_runs_say_where_they_were_started_and_which_worker_ran_them(run_viewer):
+    from django_agent_sessions.models import RunOrder
+
+    _conversation, from_a_tab = _conversation_with_a_stopped_run()
+    scheduled = AgentRun.objects.create(session=_conversation, status="completed")
+    RunOrder.objects.create(run=scheduled, origin="schedule", claimed=1, claimed_by="box-7:4242")
+    changelist = reverse("admin:django_agent_sessions_agentrun_changelist")
+    body = run_viewer.get(changelist).content.decode()
+    assert "a tab" in body and "a schedule" in body
+    only_scheduled = run_viewer.get(changelist, {"order__origin": "schedule"}).content.decode()
+    assert str(scheduled.run_id) in only_scheduled
+    assert str(from_a_tab.run_id) not in only_scheduled
+    detail = reverse("admin:django_agent_sessions_agentrun_change", args=[scheduled.pk])
+    assert "box-7:4242" in run_viewer.get(detail).content.decode()
