@@ -84,7 +84,8 @@ def test_runs_say_where_they_were_started_and_which_worker_ran_them(run_viewer):
     RunOrder.objects.create(run=scheduled, origin="schedule", claimed=1, claimed_by="box-7:4242")
     changelist = reverse("admin:django_agent_sessions_agentrun_changelist")
     body = run_viewer.get(changelist).content.decode()
-    assert "a tab" in body and "a schedule" in body
+    assert "a tab" in body
+    assert "a schedule" in body
     only_scheduled = run_viewer.get(changelist, {"order__origin": "schedule"}).content.decode()
     assert str(scheduled.run_id) in only_scheduled
     assert str(from_a_tab.run_id) not in only_scheduled
