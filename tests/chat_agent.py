@@ -36,7 +36,8 @@ async def get_weather(ctx: RunContextWrapper[Any], city: str) -> str:
 
 
 def make_agent(scope: dict[str, Any]) -> Agent[Any]:
-    assert scope["type"] in ("websocket", "http")  # the two transports
+    # The two transports, and a task worker (runs as tasks).
+    assert scope["type"] in ("websocket", "http", "agent_sessions.task")
     return Agent(name="Assistant", model=model, tools=[get_weather])
 
 

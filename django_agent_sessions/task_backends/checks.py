@@ -39,10 +39,15 @@ def _tasks() -> list[CheckMessage]:
     if alias not in configured:
         message = f"RUNS_BACKEND is {alias!r}, which is not an alias of the TASKS setting."
         return [_error(message, 62, f"TASKS has: {', '.join(map(repr, configured))}.")]
+    if _layer_in_process():
+        hint = "Configure CHANNEL_LAYERS with Redis, or use PostgreSQL (LISTEN/NOTIFY)."
+        message = (
+            "Runs are tasks, but the channel layer lives in one event loop: tabs would "
+            "hear nothing of runs a task executes."
+        )
+        return [_error(message, 64, hint)]
     backend = str(configured[alias].get("BACKEND", "ImmediateBackend"))
-    if backend.rsplit(".", 1)[-1] in _IN_PROCESS:
-        if settings.DEBUG:
-            return []
+    if backend.rsplit(".", 1)[-1] in _IN_PROCESS and not settings.DEBUG:
         return [
             Warning(
                 f"RUNS_BACKEND {alias!r} is {backend}: runs do not leave the web workers "
@@ -51,13 +56,16 @@ def _tasks() -> list[CheckMessage]:
                 id="django_agent_sessions.W063",
             )
         ]
-    if stream_layer_kind() == "local":
-        hint = "Configure CHANNEL_LAYERS (Redis), or use PostgreSQL (LISTEN/NOTIFY)."
-        message = (
-            "Runs are tasks, but no channel layer reaches other processes: tabs would hear nothing."
-        )
-        return [_error(message, 64, hint)]
     return []
+
+
+def _layer_in_process() -> bool:
+    """A layer no other event loop reaches: the app's local one, or Channels' in-memory."""
+    kind = stream_layer_kind()
+    if kind != "channels":
+        return kind == "local"
+    backend = str(settings.CHANNEL_LAYERS.get("default", {}).get("BACKEND", ""))
+    return backend.endswith("InMemoryChannelLayer")
 
 
 def _numbers() -> list[CheckMessage]:

@@ -37,6 +37,21 @@ def test_the_immediate_backend_is_fine_while_debugging():
     assert ids(AGENT_SESSIONS=tasks_on_immediate, TASKS=IMMEDIATE, DEBUG=True) == set()
 
 
+REDIS = {"default": {"BACKEND": "channels_redis.core.RedisChannelLayer"}}
+
+
+@pytest.fixture(autouse=True)
+def _a_layer_across_processes(settings):
+    settings.CHANNEL_LAYERS = REDIS
+
+
+def test_channels_in_memory_layer_reaches_no_task():
+    tasks_on_workers = {"RUNS": "tasks", "RUNS_BACKEND": "database"}
+    in_memory = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+    found = ids(AGENT_SESSIONS=tasks_on_workers, TASKS=WORKERS, CHANNEL_LAYERS=in_memory)
+    assert found == {"django_agent_sessions.E064"}
+
+
 def test_runs_as_tasks_need_a_layer_that_reaches_other_processes(settings):
     """Without CHANNEL_LAYERS: an error on SQLite; PostgreSQL's LISTEN/NOTIFY reaches them."""
     on_postgresql = settings.DATABASES["default"]["ENGINE"].endswith("postgresql")

@@ -1,0 +1,99 @@
+"""Runs as tasks, seen from a tab (the websocket consumer, in process): the message is
+recorded and enqueued (the immediate backend hands it to this process's run host, a
+worker apart: its events reach the tab through the channel layer, as a task worker's
+do); the tab sees the same frames as for an inline run; Stop reaches the run; a last
+approval decision enqueues the resumption, which a task executes once."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import pytest
+
+from django_agent_sessions.models import AgentRun, RunOrder
+from tests import approval_agent, chat_agent
+from tests.conversations import run_statuses
+from tests.scripted import streamed_reply
+from tests.websockets import Socket, of_type, text_of
+
+# Redis: the run host's event loop reaches the tabs' through a layer across loops (check E064).
+pytestmark = [
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.usefixtures("closing_sockets"),
+    pytest.mark.redis,
+]
+REPLY = "Ann is paid; Bob's payment was refused."
+
+
+@pytest.fixture
+def as_tasks(use_agent):
+    if not os.environ.get("REDIS_URL"):
+        if os.environ.get("CI"):
+            pytest.fail("REDIS_URL is not set: CI must run the tests of runs as tasks")
+        pytest.skip("REDIS_URL is not set (bin/test starts Redis and sets it)")
+
+    def configure(agent: str) -> None:
+        use_agent(agent, RUNS="tasks", CATCHUP_TIMEOUT_SECONDS=0.3, GAP_TIMEOUT_SECONDS=0.2)
+
+    return configure
+
+
+async def test_a_message_runs_as_a_task_and_the_tab_sees_every_frame(
+    as_tasks, alice_cookie, session_id
+):
+    as_tasks("tests.chat_agent.make_agent")
+    chat_agent.script(streamed_reply("Hello from a task worker.", delay=0.005))
+    socket = Socket(session_id, alice_cookie)
+    await socket.open()
+    await socket.say("Hi")
+    frames = await socket.until("run.completed")
+    assert of_type(frames, "run.started")
+    assert text_of(frames) == "Hello from a task worker."
+    run = await AgentRun.objects.aget(session__session_id=session_id)
+    order = await RunOrder.objects.aget(run=run)
+    assert (run.status, order.origin, order.claimed, order.detached) == (
+        "completed",
+        "tab",
+        1,
+        False,
+    )
+    await socket.close()
+
+
+async def test_stop_from_the_tab_reaches_the_run_on_its_worker(as_tasks, alice_cookie, session_id):
+    as_tasks("tests.chat_agent.make_agent")
+    produced: list[str] = []
+    story = "and so the story goes on " * 40
+    chat_agent.script(streamed_reply(story, delay=0.02, progress=produced))
+    socket = Socket(session_id, alice_cookie)
+    await socket.open()
+    await socket.say("Tell me a long story")
+    await socket.until("text.delta")
+    await socket.send({"type": "cancel"})
+    await socket.until("run.cancelled")
+    assert len("".join(produced)) < len(story) / 2
+    assert await run_statuses(session_id) == ["cancelled"]
+    await socket.close()
+
+
+async def test_a_decision_enqueues_the_resumption_which_runs_once(
+    as_tasks, alice_cookie, session_id
+):
+    as_tasks("tests.chat_agent.make_payment_agent")
+    two_payments = streamed_reply("", tool_calls=approval_agent.two_payments())
+    chat_agent.script(two_payments, streamed_reply(REPLY))
+    socket = Socket(session_id, alice_cookie)
+    await socket.open()
+    await socket.say("Pay Ann and Bob")
+    await socket.until("approval.requested")
+    await socket.until("approval.requested")
+    assert await run_statuses(session_id) == ["waiting"]
+    await socket.send({"type": "approval", "call_id": "call-ann", "approve": True})
+    await socket.send({"type": "approval", "call_id": "call-bob", "approve": False})
+    frames: list[dict[str, Any]] = await socket.until("run.completed")
+    assert text_of(frames) == REPLY
+    assert approval_agent.EXECUTED == ["ann"]  # the approved call ran once, the other never
+    order = await RunOrder.objects.aget(run__session__session_id=session_id)
+    assert (order.ordered, order.claimed) == (2, 2)
+    await socket.close()
