@@ -14,6 +14,8 @@ docs/example-project.md) sets:
 - ``RATE_LIMIT`` (default ``30/m``), ``RUN_LEASE_SECONDS`` (default 60) and
   ``CONTINUE_RUNS_AFTER_DISCONNECT`` (default on): the ``AGENT_SESSIONS`` settings of the
   same names.
+- ``RUNS``: ``tasks`` executes runs in task workers (``manage.py db_worker``, the database
+  task backend, which the ``tasks-db`` extra installs) instead of the web workers.
 - ``OPENAI_API_KEY``, ``AGENT_MODEL``, ``OPENAI_BASE_URL``: a real model instead of the
   offline demo (read by ``example_project/agent.py``); ``DEMO_MODEL_DELAY``: seconds
   between the demo model's words.
@@ -89,6 +91,12 @@ INSTALLED_APPS = [
     "example_project.chat",
     "django_agent_sessions",
 ]
+
+# RUNS=tasks: runs execute in task workers (`manage.py db_worker`), queued in the database.
+_RUNS = os.environ.get("RUNS") or "inline"
+if _RUNS == "tasks":
+    INSTALLED_APPS.append("django_tasks_db")
+    TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
@@ -199,6 +207,8 @@ AGENT_SESSIONS = {
     "CONTINUE_RUNS_AFTER_DISCONNECT": _flag("CONTINUE_RUNS_AFTER_DISCONNECT", True),
     "RATE_LIMIT": os.environ.get("RATE_LIMIT") or "30/m",
     "RUN_LEASE_SECONDS": _int_env("RUN_LEASE_SECONDS", 60) or 60,
+    # "inline" (in the web worker that took the message) or "tasks" (above).
+    "RUNS": _RUNS,
     # "websocket", "sse", or unset: the websocket here (Channels is configured).
     "TRANSPORT": os.environ.get("CHAT_TRANSPORT") or None,
     # How long one event stream lasts before the browser reconnects (SSE only).
