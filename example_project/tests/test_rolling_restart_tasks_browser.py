@@ -1,0 +1,130 @@
+"""A rolling restart of the web tier while runs execute on task workers, in Chromium.
+
+The example project's production mode with ``RUNS=tasks``: two uvicorn web workers on one
+listening socket, one ``db_worker`` task worker, PostgreSQL and Redis of this module's own.
+The page asks for a long story; the story runs on the task worker. While it streams,
+both web workers in turn get SIGTERM and are started again. The run is not touched: it
+completes on the task worker, and the page, sent from worker to worker, ends showing the
+stored story once, without a reload and without an error.
+"""
+
+from __future__ import annotations
+
+import signal
+import socket
+import subprocess
+import sys
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from example_project.tests.conftest import a_failed_reconnection, log_in
+from example_project.tests.servers import (
+    REPO_ROOT,
+    create_user,
+    manage,
+    query,
+    server_environment,
+    start_all,
+    start_migrated_postgres,
+)
+from example_project.tests.test_e2e_browser import ASSISTANT, context, page, send  # noqa: F401
+from example_project.tests.test_rolling_restart_browser import SharedPortServer, _stored_story
+from tests.browser import save_screenshot
+from tests.services import PostgresServer, RedisServer
+
+pytestmark = [pytest.mark.redis, pytest.mark.timeout(300), pytest.mark.long(40)]
+
+
+class TaskWorker:
+    """``manage.py db_worker``: the example project's task worker."""
+
+    def __init__(self, log_dir: Path, env: dict[str, str]) -> None:
+        self.log_path, self.env = log_dir / "db-worker.log", env
+        self.process: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> None:
+        with self.log_path.open("ab") as log:
+            self.process = subprocess.Popen(
+                [sys.executable, "manage.py", "db_worker", "--interval", "0.05"],
+                cwd=REPO_ROOT,
+                env=self.env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+            )
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            self.process.wait(timeout=60)
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
+
+
+@pytest.fixture(scope="module")
+def tier(tmp_path_factory: pytest.TempPathFactory, log_dir: Path) -> Iterator[Any]:
+    base = tmp_path_factory.mktemp("rolling-tasks")
+    postgres, redis = PostgresServer(), RedisServer(base / "redis")
+    listener = socket.create_server(("127.0.0.1", 0), backlog=64)
+    web: list[SharedPortServer] = []
+    task_worker = None
+    try:
+        redis.start()
+        env = server_environment(
+            start_migrated_postgres(postgres),
+            REDIS_URL=redis.url,
+            CHANNEL_LAYER_PREFIX=f"rolling-tasks-{uuid.uuid4().hex[:8]}:",
+            DEMO_MODEL_DELAY="0.01",
+            RUNS="tasks",
+        )
+        manage(env, "migrate", "--no-input", "-v", "0")  # the task queue's table
+        task_worker = TaskWorker(log_dir, env)
+        task_worker.start()
+        web = [SharedPortServer(f"rolling-tasks-{n}", log_dir, env, listener) for n in (1, 2)]
+        start_all(web)
+        yield web, task_worker
+    finally:
+        for server in web:
+            server.stop()
+        if task_worker is not None:
+            task_worker.stop()
+        listener.close()
+        redis.stop()
+        postgres.stop()
+
+
+def test_a_rolling_restart_of_the_web_tier_touches_no_run(tier, page, console_problems):  # noqa: F811
+    web, task_worker = tier
+    first = web[0]
+    log_in(page, first.url, create_user(first.env))
+    send(page, "Tell me a long story")
+    reply = page.locator(ASSISTANT).last
+    reply.get_by_text("Part 2 of the long story", exact=False).wait_for()
+    for server in web:  # one at a time, as a deploy does
+        server.drain_and_restart()
+        save_screenshot(page, f"rolling-restart-tasks-after-{server.name}")
+    page.wait_for_selector("#stop-button", state="hidden", timeout=60_000)
+    page.wait_for_selector("#send-button:not([disabled])")
+    story = _stored_story(first.env)
+    assert story.endswith("press Stop whenever you like.")
+    assert reply.locator(".text").inner_text().strip() == story
+    assert page.locator(ASSISTANT).count() == 1
+    assert page.locator("#error-banner").is_hidden()
+    # The run ran on the task worker, once, and completed: no web worker's drain touched it.
+    runs = query(
+        first.env,
+        "SELECT r.status, o.origin, o.claimed, o.claimed_by FROM django_agent_sessions_agentrun r"
+        " JOIN django_agent_sessions_runorder o ON o.run_id = r.id",
+    )
+    assert [(status, origin, claimed) for status, origin, claimed, _by in runs] == [
+        ("completed", "tab", 1)
+    ]
+    assert runs[0][3].endswith(f":{task_worker.process.pid}")
+    save_screenshot(page, "rolling-restart-tasks-done")
+    for process in (*web, task_worker):
+        assert "Traceback" not in process.log(), process.log()
+    console_problems[:] = [p for p in console_problems if not a_failed_reconnection(p)]
