@@ -13,7 +13,7 @@ IMMEDIATE = {"default": {"BACKEND": "django_tasks.backends.immediate.ImmediateBa
 
 def ids(**settings: object) -> set[str]:
     with override_settings(**settings):
-        return {m.id for m in run_checks() if (m.id or "")[-3:-1] == "06"}
+        return {str(m.id) for m in run_checks() if (m.id or "")[-3:-1] == "06"}
 
 
 @pytest.mark.parametrize(
