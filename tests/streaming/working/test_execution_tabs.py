@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from django_agent_sessions import DjangoSession, start_run
 from django_agent_sessions.models import AgentRun, RunOrder
 from tests import approval_agent, chat_agent
 from tests.conversations import run_statuses
@@ -96,4 +97,30 @@ async def test_a_decision_enqueues_the_resumption_which_runs_once(
     assert approval_agent.EXECUTED == ["ann"]  # the approved call ran once, the other never
     order = await RunOrder.objects.aget(run__session__session_id=session_id)
     assert (order.ordered, order.claimed) == (2, 2)
+    await socket.close()
+
+
+async def test_a_tab_opened_mid_run_follows_a_run_started_from_code(
+    as_tasks, alice, alice_cookie, session_id
+):
+    """Started with no tab; a tab opens mid-run, shows what was written and what follows,
+    ends with the stored text; a tab that leaves does not stop a run it did not start."""
+    as_tasks("tests.chat_agent.make_agent")
+    story = "Once upon a time, a run started from code. " * 8
+    chat_agent.script(streamed_reply(story, delay=0.01))
+    run_id = await start_run(session_id, "Tell me a story", owner=alice)
+    leaving = Socket(session_id, alice_cookie)
+    await leaving.open()
+    await leaving.close()  # not the run's tab: the run goes on (it is detached)
+    socket = Socket(session_id, alice_cookie)
+    history = await socket.open()
+    frames = await socket.until("run.completed", timeout=10)
+    active = history["active_run"]
+    assert active is not None  # opened mid-run
+    deltas = [f for f in frames if f["type"] == "text.delta" and f["seq"] > active.get("seq", -1)]
+    shown = active.get("text", "") + "".join(f["delta"] for f in deltas)
+    assert frames[-1]["run_id"] == run_id
+    assert shown == story
+    stored = await DjangoSession(session_id).get_items()
+    assert stored[-1]["content"][0]["text"] == story
     await socket.close()
