@@ -16,6 +16,9 @@ from django_agent_sessions.models import AgentRun, RunOrder
 from tests import approval_agent, chat_agent
 from tests.conversations import run_statuses
 from tests.scripted import streamed_reply
+from tests.sse.client import post
+from tests.sse.views_helpers import opened
+from tests.sse.views_helpers import url as sse_url
 from tests.websockets import Socket, of_type, text_of
 
 # Redis: the run host's event loop reaches the tabs' through a layer across loops (check E064).
@@ -124,3 +127,24 @@ async def test_a_tab_opened_mid_run_follows_a_run_started_from_code(
     stored = await DjangoSession(session_id).get_items()
     assert stored[-1]["content"][0]["text"] == story
     await socket.close()
+
+
+async def test_over_the_http_stream_too(as_tasks, alice_cookie, session_id):
+    """The SSE transport: the message posted, the run executed by a task, the stream
+    shows it with its ids, and a Stop posted mid-run reaches it."""
+    as_tasks("tests.chat_agent.make_agent")
+    answer = "Hello over Server-Sent Events."
+    chat_agent.script(streamed_reply(answer, delay=0.005), streamed_reply("on " * 200, delay=0.02))
+    stream, _history = await opened(session_id, alice_cookie)
+    status, _ = await post(sse_url(session_id, "messages/"), {"text": "Hi"}, alice_cookie)
+    assert status == 202
+    frames = await stream.frames_until("run.completed")
+    assert "".join(f["delta"] for f in frames if f["type"] == "text.delta") == answer
+    assert stream.last_id == f"{frames[-1]['run_id']}:{frames[-1]['seq']}"
+    await post(sse_url(session_id, "messages/"), {"text": "And on?"}, alice_cookie)
+    await stream.frames_until("text.delta")
+    status, _ = await post(sse_url(session_id, "cancel/"), {}, alice_cookie)
+    assert status in (200, 202)
+    await stream.frames_until("run.cancelled")
+    assert await run_statuses(session_id) == ["completed", "cancelled"]
+    await stream.close()
