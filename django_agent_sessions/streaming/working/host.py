@@ -11,7 +11,8 @@ The host lives as long as the process: its thread is not a daemon, so the interp
 waits for it at exit. When the worker's main thread ends (the worker was told to stop),
 the host drains like a web worker (``running.drain``): its runs get up to
 ``DRAIN_SECONDS``, and a run still going then ends ``interrupted``. While it runs, it
-also sweeps for runs whose worker died, every ``SWEEP_SECONDS``.
+also sweeps for runs whose worker died, every ``SWEEP_SECONDS`` (not in a web worker: the
+immediate backend's host leaves that to the web worker, which sweeps while it has tabs).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from collections.abc import Callable, Coroutine
 from concurrent.futures import Future
 from typing import Any, TypeVar
 
+from django_agent_sessions import task_backends
 from django_agent_sessions.conf import app_settings
 from django_agent_sessions.layers import stream_layer
 from django_agent_sessions.streaming.delivery import fanout
@@ -142,6 +144,8 @@ class RunHost:
         self._loop.call_soon_threadsafe(stopping.set)
 
     async def _sweep(self) -> None:
+        if _in_a_web_worker():
+            return  # its web worker sweeps (while it has tabs), as it always did
         seconds = min(float(app_settings.SWEEP_SECONDS), app_settings.RUN_LEASE_SECONDS / 4)
         while True:
             await asyncio.sleep(seconds)
@@ -149,3 +153,13 @@ class RunHost:
                 await sweep_once(stream_layer())
             except Exception:
                 logger.warning("Could not sweep for lost runs.", exc_info=True)
+
+
+def _in_a_web_worker() -> bool:
+    """Whether runs are tasks of a backend without workers: the immediate one executes
+    them in the web worker that enqueued them (development); the dummy one, never."""
+    try:
+        backend = task_backends.task_backends()[app_settings.RUNS_BACKEND]
+    except Exception:
+        return False
+    return type(backend).__name__ in ("ImmediateBackend", "DummyBackend")
