@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+from asgiref.sync import sync_to_async
 from django.test import override_settings
 
 from django_agent_sessions import DjangoSession, start_run
@@ -66,3 +67,24 @@ async def test_a_new_conversation_each_time_without_an_id():
 async def test_tasks_take_the_agent_by_its_path():
     with override_settings(AGENT_SESSIONS=TASKS), pytest.raises(TypeError, match="dotted"):
         await start_run("by-object", "Hi", agent=make_demo_agent())
+
+
+async def test_an_owners_rate_limit_and_token_budget_apply(make_user):
+    ann = await sync_to_async(make_user)("ann")
+    limited = {**TASKS, "RATE_LIMIT": "1/m"}
+    with override_settings(AGENT_SESSIONS=limited):
+        await ended(await start_run("limit-1", "First", owner=ann))
+        with pytest.raises(RunRefused) as refused:
+            await start_run("limit-2", "Second", owner=ann)
+    assert refused.value.code == "rate_limited"
+    assert refused.value.retry_after
+    assert not await AgentRun.objects.filter(session__session_id="limit-2").aexists()
+
+    spent = await AgentRun.objects.aget(session__session_id="limit-1")
+    assert spent.total_tokens > 0
+    budget = {**TASKS, "QUOTAS": {"TOKENS_PER_DAY": spent.total_tokens}}
+    with override_settings(AGENT_SESSIONS=budget):
+        with pytest.raises(RunRefused) as refused:
+            await start_run("limit-3", "Third", owner=ann)
+    assert refused.value.code == "quota_exceeded"
+    assert refused.value.resets_at is not None
