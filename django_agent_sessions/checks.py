@@ -13,7 +13,7 @@ from django.conf import settings
 from django.core.checks import CheckMessage, Error, Warning
 
 from django_agent_sessions.conf import DEFAULTS, app_settings
-from django_agent_sessions.retention import parse_duration
+from django_agent_sessions.conf.values import parse_duration
 
 _ID = "django_agent_sessions"
 _SUPPORTED_VENDORS = {"sqlite", "postgresql"}

@@ -19,42 +19,6 @@ from tests.conversations import item_selects, make_conversation, transcript_item
 pytestmark = pytest.mark.django_db
 
 
-@pytest.mark.parametrize(
-    ("text", "expected"),
-    [
-        ("30d", timedelta(days=30)),
-        ("12h", timedelta(hours=12)),
-        ("90min", timedelta(minutes=90)),
-        ("30 days", timedelta(days=30)),
-        ("2 Hours", timedelta(hours=2)),
-        ("45s", timedelta(seconds=45)),
-        ("2w", timedelta(weeks=2)),
-        (" 7 d ", timedelta(days=7)),
-        (timedelta(hours=1), timedelta(hours=1)),
-    ],
-)
-def test_parse_duration(text, expected):
-    assert retention.parse_duration(text) == expected
-
-
-@pytest.mark.parametrize("text", ["30", "d", "30x", "1.5d", "-3d", "", None, 30])
-def test_parse_duration_names_bad_values(text):
-    with pytest.raises(ValueError, match=r"Invalid duration .*e\.g\. '30d'"):
-        retention.parse_duration(text)
-
-
-@pytest.mark.parametrize("text", ["1m", "3M", "2 months", "1y"])
-def test_parse_duration_refuses_ambiguous_units(text):
-    with pytest.raises(ValueError, match=r"Ambiguous duration .*'min'.*'30d'"):
-        retention.parse_duration(text)
-
-
-@pytest.mark.parametrize("text", ["0d", timedelta(0), timedelta(days=-1)])
-def test_parse_duration_refuses_zero_and_negative(text):
-    with pytest.raises(ValueError, match="longer than zero"):
-        retention.parse_duration(text)
-
-
 def test_default_retention_comes_from_settings():
     assert retention.default_retention() is None
     with override_settings(AGENT_SESSIONS={"RETENTION": "30d"}):

@@ -146,7 +146,7 @@ django.setup()
 from django.core import checks
 errors = [m.id for m in checks.run_checks() if m.is_serious() and m.id.startswith("django_agent")]
 from django.urls import reverse
-from django_agent_sessions.transports import chat_transport
+from django_agent_sessions.conf.transports import chat_transport
 print(errors, chat_transport(), reverse("django_agent_sessions:events", args=["c1"]))
 try:
     import django_agent_sessions.routing

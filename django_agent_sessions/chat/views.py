@@ -24,10 +24,10 @@ from django.views.decorators.http import require_GET, require_POST
 
 from django_agent_sessions import items
 from django_agent_sessions.chat.budget import budget_of
+from django_agent_sessions.conf.transports import chat_transport
 from django_agent_sessions.files import storage as file_storage
 from django_agent_sessions.models import SESSION_ID_MAX_LENGTH
 from django_agent_sessions.store import feedback, owned
-from django_agent_sessions.transports import chat_transport
 
 #: The sidebar lists this many most recently active conversations.
 SIDEBAR_LIMIT = 50

@@ -9,8 +9,8 @@ from django.conf import settings
 from django.core.checks import CheckMessage, Error
 
 from django_agent_sessions.conf import app_settings
+from django_agent_sessions.conf.values import parse_rate
 from django_agent_sessions.files.storage import DEFAULTS
-from django_agent_sessions.rates import parse_rate
 
 _ID = "django_agent_sessions"
 _POSITIVE = ("OFFLOAD_CHARS", "CACHE_BYTES", "MAX_UPLOAD_BYTES", "MAX_FILES_PER_MESSAGE")

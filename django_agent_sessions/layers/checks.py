@@ -15,7 +15,7 @@ from django.core.checks import CheckMessage, Warning
 
 from django_agent_sessions import layers
 from django_agent_sessions.conf import app_settings
-from django_agent_sessions.transports import chat_transport
+from django_agent_sessions.conf.transports import chat_transport
 
 _ID = "django_agent_sessions"
 # Caches that live inside one process: each worker would count the rate limit alone.

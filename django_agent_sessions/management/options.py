@@ -15,7 +15,8 @@ from django.core.management.base import CommandError, CommandParser, OutputWrapp
 from django.utils import timezone
 from django.utils.dateparse import parse_date, parse_datetime
 
-from django_agent_sessions import retention, transfer
+from django_agent_sessions import transfer
+from django_agent_sessions.conf import values
 
 
 def add_since(parser: CommandParser, help: str) -> None:
@@ -26,7 +27,7 @@ def add_since(parser: CommandParser, help: str) -> None:
 def parse_since(value: str) -> datetime:
     """``--since``: a date, an ISO 8601 time, or an age (``30d``) back from now."""
     try:
-        return timezone.now() - retention.parse_duration(value)
+        return timezone.now() - values.parse_duration(value)
     except ValueError:
         pass
     moment = parse_datetime(value)

@@ -8,7 +8,7 @@ from typing import Any
 from django.core.checks import CheckMessage, Error
 
 from django_agent_sessions.conf import app_settings
-from django_agent_sessions.retention import parse_duration
+from django_agent_sessions.conf.values import parse_duration
 from django_agent_sessions.schedules.timing import MISSED_POLICIES
 
 

@@ -19,8 +19,8 @@ from datetime import datetime
 from django.utils import timezone
 
 from django_agent_sessions.conf import app_settings
+from django_agent_sessions.conf.values import parse_duration
 from django_agent_sessions.exceptions import RunRefused
-from django_agent_sessions.retention import parse_duration
 from django_agent_sessions.schedules import timing
 from django_agent_sessions.schedules.models import ScheduledRun
 from django_agent_sessions.store import schedules

@@ -26,11 +26,11 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from django_agent_sessions import serialization
+from django_agent_sessions.conf.values import parse_rate
 from django_agent_sessions.exceptions import SessionOwnershipError, UploadRefused
 from django_agent_sessions.files import inline, storage
 from django_agent_sessions.files.models import Attachment
 from django_agent_sessions.models import AgentSession
-from django_agent_sessions.rates import parse_rate
 from django_agent_sessions.store.attachments import deleted_on_failure
 from django_agent_sessions.store.hops import hop
 

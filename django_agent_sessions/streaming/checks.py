@@ -13,12 +13,12 @@ from django.utils.module_loading import import_string
 
 from django_agent_sessions.checks import check_positive
 from django_agent_sessions.conf import DEFAULTS, app_settings
+from django_agent_sessions.conf.transports import channels_installed, chat_transport
+from django_agent_sessions.conf.values import parse_duration
 from django_agent_sessions.layers.checks import rate_limit_cache_warnings
-from django_agent_sessions.retention import parse_duration
 from django_agent_sessions.streaming.visiting.agent_loading import configured_target
 from django_agent_sessions.streaming.visiting.context import configured_factory
 from django_agent_sessions.streaming.visiting.ratelimit import parse_rate
-from django_agent_sessions.transports import channels_installed, chat_transport
 
 _ID = "django_agent_sessions"
 # Channel layers that reach one process only.

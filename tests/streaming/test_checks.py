@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from django_agent_sessions import transports
+from django_agent_sessions.conf import transports
 from django_agent_sessions.streaming import checks
 from django_agent_sessions.streaming.checks import check_streaming_settings
 

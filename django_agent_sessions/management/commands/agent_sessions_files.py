@@ -14,7 +14,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.utils import timezone
 
-from django_agent_sessions import retention
+from django_agent_sessions.conf import values
 from django_agent_sessions.files import storage
 from django_agent_sessions.store import orphans
 
@@ -35,7 +35,7 @@ class Command(BaseCommand):
         grace = timedelta(0)
         if options["grace"].rstrip("smhd") != "0":  # "0", "0s": no grace at all
             try:
-                grace = retention.parse_duration(options["grace"])
+                grace = values.parse_duration(options["grace"])
             except ValueError as error:
                 raise CommandError(f"--grace: {error}") from None
         if options["delete"]:

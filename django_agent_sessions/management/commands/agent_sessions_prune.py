@@ -11,6 +11,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.utils import timezone
 
 from django_agent_sessions import retention
+from django_agent_sessions.conf import values
 from django_agent_sessions.management.options import add_database
 
 
@@ -82,7 +83,7 @@ class Command(BaseCommand):
     def _age(self, value: str | None) -> Any:
         try:
             if value is not None:
-                return retention.parse_duration(value)
+                return values.parse_duration(value)
             default = retention.default_retention()
         except ValueError as error:
             raise CommandError(str(error)) from None

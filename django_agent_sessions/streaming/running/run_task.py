@@ -15,8 +15,8 @@ from typing import Any
 from django_agent_sessions import signals
 from django_agent_sessions.budgets import quotas
 from django_agent_sessions.conf import app_settings
+from django_agent_sessions.conf.values import parse_duration
 from django_agent_sessions.models import AgentRun
-from django_agent_sessions.retention import parse_duration
 from django_agent_sessions.store import approvals as store_approvals
 from django_agent_sessions.store import open_calls
 from django_agent_sessions.store import runs as store_runs

@@ -9,7 +9,7 @@ import time
 from django.core.cache import cache
 
 from django_agent_sessions.conf import app_settings
-from django_agent_sessions.rates import parse_rate as parse_rate
+from django_agent_sessions.conf.values import parse_rate as parse_rate
 
 logger = logging.getLogger(__name__)
 _ATTEMPTS = 3

@@ -83,8 +83,7 @@ async def test_an_owners_rate_limit_and_token_budget_apply(make_user):
     spent = await AgentRun.objects.aget(session__session_id="limit-1")
     assert spent.total_tokens > 0
     budget = {**TASKS, "QUOTAS": {"TOKENS_PER_DAY": spent.total_tokens}}
-    with override_settings(AGENT_SESSIONS=budget):
-        with pytest.raises(RunRefused) as refused:
-            await start_run("limit-3", "Third", owner=ann)
+    with override_settings(AGENT_SESSIONS=budget), pytest.raises(RunRefused) as refused:
+        await start_run("limit-3", "Third", owner=ann)
     assert refused.value.code == "quota_exceeded"
     assert refused.value.resets_at is not None

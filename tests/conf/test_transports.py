@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from django_agent_sessions import transports
-from django_agent_sessions.transports import SSE, WEBSOCKET, chat_transport
+from django_agent_sessions.conf import transports
+from django_agent_sessions.conf.transports import SSE, WEBSOCKET, chat_transport
 
 IN_MEMORY = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
 
