@@ -20,7 +20,7 @@ the parity table alone cannot:
 
 With ``columns=False`` (``--floor-columns empty``) it writes the items' JSON with empty
 browsing columns (and no title): validation and encoding stay, the classification of each
-item for the admin (``items.describe`` and the preview) goes. That measures what the
+item for the admin (``item_views.describe`` and the preview) goes. That measures what the
 browsing columns cost a write, the one part of the work ``SQLiteSession`` has no
 counterpart for.
 

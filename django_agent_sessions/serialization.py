@@ -1,7 +1,7 @@
 """Turning SDK input items into their stored form and back. No database access here.
 
 What an item *is* (its kind, role and text) is ``items``' business; this module only
-validates, encodes and decodes, and fills the browsing columns from ``items.describe``.
+validates, encodes and decodes, and fills the browsing columns from ``item_views.describe``.
 
 Items are stored as JSON *text*, not as a JSON column: PostgreSQL's ``jsonb`` reorders
 object keys and rejects strings containing ``\\u0000``, and every JSON column type loses
@@ -17,7 +17,7 @@ import math
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, NamedTuple
 
-from django_agent_sessions import items
+from django_agent_sessions import item_views
 from django_agent_sessions.conf import app_settings
 from django_agent_sessions.exceptions import ItemRejected
 from django_agent_sessions.files import inline
@@ -42,7 +42,7 @@ class EncodedItem(NamedTuple):
     role: str
     call_id: str
     preview: str
-    search_text: str = ""  # what search finds (``items.search_text``)
+    search_text: str = ""  # what search finds (``item_views.search_text``)
 
 
 def encode_items(items: list[Any], *, max_bytes: int | None, max_depth: int) -> list[EncodedItem]:
@@ -69,9 +69,9 @@ def encode_item(item: Any, *, index: int, max_bytes: int | None, max_depth: int)
         )
     return EncodedItem(  # positional, in column order: the cheapest way to build one
         payload,
-        column_text(items.item_type(item), 64),
-        column_text(items.text_field(item, "role"), 32),
-        column_text(items.text_field(item, "call_id"), 255),
+        column_text(item_views.item_type(item), 64),
+        column_text(item_views.text_field(item, "role"), 32),
+        column_text(item_views.text_field(item, "call_id"), 255),
         preview(item),
         _searched(item),
     )
@@ -80,7 +80,7 @@ def encode_item(item: Any, *, index: int, max_bytes: int | None, max_depth: int)
 def _searched(item: Mapping[str, Any]) -> str:
     """The ``search_text`` column: "" when search is off (no index holds empty text)."""
     mode = search_mode()
-    return "" if mode is None else column_text(items.search_text(item, mode), SEARCH_CHARS)
+    return "" if mode is None else column_text(item_views.search_text(item, mode), SEARCH_CHARS)
 
 
 def search_mode() -> bool | None:
@@ -279,7 +279,7 @@ _scan_once: Callable[[str, int], tuple[Any, int]] = json.JSONDecoder().scan_once
 
 def preview(item: Mapping[str, Any]) -> str:
     """The browsing column: a short, single-line description for lists and search."""
-    view = items.describe(item)
+    view = item_views.describe(item)
     if view.kind == "tool_call":
         text = f"{view.name}({view.arguments})"
     elif view.kind == "other":

@@ -1,6 +1,6 @@
 """Stored items turned into display entries for the admin transcript.
 
-Items are classified by ``items.describe``; this module only labels and folds them.
+Items are classified by ``item_views.describe``; this module only labels and folds them.
 
 Everything an entry holds is plain text, which templates escape, except ``html``: an
 assistant message's Markdown as rendered and sanitized by ``rendering.render_markdown``
@@ -22,7 +22,7 @@ from django.utils.safestring import SafeString, mark_safe
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
-from django_agent_sessions import items, serialization
+from django_agent_sessions import item_views, serialization
 from django_agent_sessions.rendering import render_markdown
 
 _ROLES = {
@@ -85,7 +85,7 @@ def with_run_notes(entries: list[Entry], runs: list[Any], *, last_page: bool) ->
     """``entries`` with each run's note after the run's last item on this page."""
     if not runs:
         return entries
-    notes = items.notes_to_show([entry.pk for entry in entries], runs)
+    notes = item_views.notes_to_show([entry.pk for entry in entries], runs)
     merged: list[Entry] = []
     for item in entries:
         while notes and notes[0].last_item_id < item.pk:
@@ -108,7 +108,7 @@ def tool_calls(payloads: Iterable[str]) -> tuple[dict[str, str], set[str]]:
             continue
         if not isinstance(item, Mapping):
             continue
-        view = items.describe(item)
+        view = item_views.describe(item)
         if view.kind == "tool_call" and view.call_id:
             names[view.call_id] = view.name
         elif view.kind == "tool_output" and view.call_id:
@@ -139,7 +139,7 @@ def _shown_entry(
     if not isinstance(item, Mapping):
         return _entry(pk, created_at, "other", "", _("Unreadable item"), "", payload)
     raw = json.dumps(item, ensure_ascii=False, indent=2)
-    view = items.describe(item)
+    view = item_views.describe(item)
     if view.kind == "message":
         label = str(_ROLES.get(view.role, view.role or _("message")))
         message = _entry(pk, created_at, "message", view.role, label, view.text, raw)

@@ -22,7 +22,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.csrf import ensure_csrf_cookie
 from django.views.decorators.http import require_GET, require_POST
 
-from django_agent_sessions import items
+from django_agent_sessions import item_views
 from django_agent_sessions.chat.budget import budget_of
 from django_agent_sessions.conf.transports import chat_transport
 from django_agent_sessions.files import storage as file_storage
@@ -155,7 +155,7 @@ def rewind_conversation(request: HttpRequest, session_id: str) -> JsonResponse:
         return _busy()
     if not taken:
         return JsonResponse({"error": _("There is no message to take back.")}, status=409)
-    return JsonResponse({"text": items.typed_text(taken[0]), "removed": len(taken)})
+    return JsonResponse({"text": item_views.typed_text(taken[0]), "removed": len(taken)})
 
 
 def _owned(action: Callable[[str, Any], _T], session_id: str, user: Any) -> _T:

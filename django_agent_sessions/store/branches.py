@@ -17,7 +17,7 @@ from typing import Any
 from django.db import IntegrityError, router, transaction
 from django.utils.translation import gettext as _
 
-from django_agent_sessions import items, serialization
+from django_agent_sessions import item_views, serialization
 from django_agent_sessions.conf import app_settings
 from django_agent_sessions.exceptions import SessionOwnershipError
 from django_agent_sessions.files import inline
@@ -38,7 +38,9 @@ def fork(source: Scope, new_session_id: str, up_to_item_id: int | None) -> int:
     ``SessionOwnershipError`` (not the owner's), ``LookupError`` (no such source),
     ``BranchExists``."""
     conversation = _source(source)
-    copied = items.drop_unanswered_calls(_items_of(conversation.pk, up_to_item_id, source.using))
+    copied = item_views.drop_unanswered_calls(
+        _items_of(conversation.pk, up_to_item_id, source.using)
+    )
     # Every file as a file (as the chat stores a message's files), so that a branch shows
     # the files its original showed.
     batch, files = inline.split_batch(copied, 0)
@@ -107,7 +109,7 @@ def branch_before(owner_id: Any, session_id: str, new_session_id: str, item_id: 
         .first()
     )
     decoded = serialization.decode_payloads([row]) if row is not None else []
-    if not decoded or not items.is_user_message(decoded[0]):
+    if not decoded or not item_views.is_user_message(decoded[0]):
         raise LookupError(f"Item {item_id!r} is not a message of the user here.")
     fork(source, new_session_id, item_id - 1)
-    return items.typed_text(decoded[0])
+    return item_views.typed_text(decoded[0])

@@ -20,7 +20,7 @@ from django.db.models import Q
 from django.db.models.functions import Length
 from django.utils import timezone
 
-from django_agent_sessions import items
+from django_agent_sessions import item_views
 from django_agent_sessions.exceptions import SessionOwnershipError
 from django_agent_sessions.models import AgentRun, AgentSession, SessionItem
 from django_agent_sessions.store import attachments, statements, uploads
@@ -229,7 +229,7 @@ def _newest_run(session_pk: int) -> tuple[str, str, bool] | None:
 
 
 def _without_orphan_outputs(entries: list[StoredItem]) -> list[StoredItem]:
-    kept = items.drop_orphan_outputs([entry.item for entry in entries])
+    kept = item_views.drop_orphan_outputs([entry.item for entry in entries])
     if len(kept) == len(entries):
         return entries
     kept_ids = {id(item) for item in kept}

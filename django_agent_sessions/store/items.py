@@ -17,7 +17,7 @@ from django.db.backends.base.base import BaseDatabaseWrapper
 
 from django_agent_sessions import serialization
 from django_agent_sessions.exceptions import SessionOwnershipError
-from django_agent_sessions.items import is_user_message
+from django_agent_sessions.item_views import is_user_message
 from django_agent_sessions.models import AgentSession
 from django_agent_sessions.serialization import EncodedItem
 from django_agent_sessions.store import attachments, search_batches

@@ -17,7 +17,7 @@ from django.db.models import Subquery
 
 from django_agent_sessions import serialization
 from django_agent_sessions.conf import app_settings
-from django_agent_sessions.items import OUTPUT_SUFFIX
+from django_agent_sessions.item_views import OUTPUT_SUFFIX
 from django_agent_sessions.models import AgentRun, AgentSession, SessionItem, ToolApproval
 from django_agent_sessions.store import items as store_items
 

@@ -1,6 +1,6 @@
 """Content search: a user's conversations by their titles and what was said in them.
 
-Each item's searchable text is its ``search_text`` column (``items.search_text``: user
+Each item's searchable text is its ``search_text`` column (``item_views.search_text``: user
 and assistant messages, tools' outputs with ``AGENT_SESSIONS["SEARCH"]["TOOL_OUTPUTS"]``),
 written with the item by every writer (``serialization.encode_item``). The index follows
 the rows inside the database, so every write and delete keeps it right in its own
@@ -31,7 +31,7 @@ from django.db.backends.base.base import BaseDatabaseWrapper
 
 from django_agent_sessions import serialization
 from django_agent_sessions.conf import app_settings
-from django_agent_sessions.items import search_text
+from django_agent_sessions.item_views import search_text
 from django_agent_sessions.models import AgentSession, SessionItem
 from django_agent_sessions.store import search_batches, search_statements, statements
 

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from django_agent_sessions.items import describe
+from django_agent_sessions.item_views import describe
 from example_project.tests.conftest import log_in, wait_connected
 from example_project.tests.servers import create_user, manage, query
 from example_project.tests.test_chat_ui_browser import (  # noqa: F401 - fixtures

@@ -13,7 +13,7 @@ from django.core.management import call_command
 from django.db import connection
 from django.test import override_settings
 
-from django_agent_sessions import items, serialization
+from django_agent_sessions import item_views, serialization
 from django_agent_sessions.models import AgentSession, SessionItem
 from django_agent_sessions.store import (
     branches,
@@ -123,7 +123,7 @@ def brute_force(owner_id: Any, query: str) -> set[tuple[str, int | None]]:
         if all(term in conversation.title.lower() for term in terms):
             expected.add((conversation.session_id, None))
         for item_id, payload in conversation.items.values_list("id", "payload"):
-            words = items.search_text(serialization.loads(payload)).lower().split()
+            words = item_views.search_text(serialization.loads(payload)).lower().split()
             if all(any(word.startswith(term) for word in words) for term in terms):
                 expected.add((conversation.session_id, item_id))
     return expected

@@ -1,7 +1,7 @@
 """What goes on the wire: frame encoding and display-ready items for browsers.
 
 Stored items are the SDK's input items (dicts); live items are the SDK's ``RunItem``
-objects, converted with ``to_input_item()``. Both are classified by ``items.describe``
+objects, converted with ``to_input_item()``. Both are classified by ``item_views.describe``
 and formatted here, so a conversation looks the same in the ``history`` frame and in
 ``item.completed``.
 
@@ -29,7 +29,7 @@ from typing import Any
 
 from agents.items import HandoffOutputItem, RunItem
 
-from django_agent_sessions.items import ItemView, describe, notes_to_show, typed_text
+from django_agent_sessions.item_views import ItemView, describe, notes_to_show, typed_text
 from django_agent_sessions.rendering import render_markdown
 from django_agent_sessions.streaming.wire.protocol import (
     PROTOCOL_VERSION,  # in every history

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from django_agent_sessions.items import (
+from django_agent_sessions.item_views import (
     ItemView,
     describe,
     drop_orphan_outputs,
