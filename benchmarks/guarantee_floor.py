@@ -36,9 +36,10 @@ import threading
 from datetime import datetime, timezone
 from typing import Any
 
-from django_agent_sessions import bridge, conf, serialization
+from django_agent_sessions import conf, serialization
 from django_agent_sessions.models import AgentSession, SessionItem
 from django_agent_sessions.session import _title_from
+from django_agent_sessions.store import bridge
 from django_agent_sessions.store.clock import UPDATED_AT_RESOLUTION
 from django_agent_sessions.store.statements import Statements
 

@@ -207,7 +207,7 @@ async def run(
     finally:
         from django.db import connections
 
-        from django_agent_sessions import bridge
+        from django_agent_sessions.store import bridge
 
         await bridge.run(connections.close_all)
 

@@ -78,7 +78,7 @@ def _grow(executor: ThreadPoolExecutor, threads: int) -> None:
 
 
 async def durability(contender: Contender) -> dict[str, str]:
-    from django_agent_sessions import bridge
+    from django_agent_sessions.store import bridge
 
     session = next(iter(contender.sessions.values()))
     if contender.name == "floor":
@@ -176,7 +176,7 @@ def _shipped(contender: Contender) -> Contender:
 
     @contextlib.contextmanager
     def forced() -> Iterator[None]:
-        from django_agent_sessions import bridge
+        from django_agent_sessions.store import bridge
 
         with bridge.shipped_path():
             yield

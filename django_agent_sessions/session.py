@@ -14,12 +14,12 @@ from agents.memory.session_settings import (
 )
 from django.db import router
 
-from django_agent_sessions import bridge, serialization, telemetry
+from django_agent_sessions import serialization, telemetry
 from django_agent_sessions.conf import app_settings
 from django_agent_sessions.files import inline
 from django_agent_sessions.files import storage as file_storage
 from django_agent_sessions.models import AUTOMATIC_TITLE_CHARS, SESSION_ID_MAX_LENGTH, AgentSession
-from django_agent_sessions.store import branches, compaction
+from django_agent_sessions.store import branches, bridge, compaction
 from django_agent_sessions.store import items as stored_items
 
 if TYPE_CHECKING:

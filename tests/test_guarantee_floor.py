@@ -15,9 +15,10 @@ import pytest
 from django.db import connection
 
 from benchmarks.guarantee_floor import FloorSession
-from django_agent_sessions import DjangoSession, bridge
+from django_agent_sessions import DjangoSession
 from django_agent_sessions.exceptions import ItemRejected
 from django_agent_sessions.models import AgentSession, SessionItem
+from django_agent_sessions.store import bridge
 
 pytestmark = [
     pytest.mark.django_db(transaction=True),

@@ -11,10 +11,9 @@ import pytest
 from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 
-from django_agent_sessions import bridge
 from django_agent_sessions.models import AgentSession
+from django_agent_sessions.store import bridge, transactions
 from django_agent_sessions.store import items as storage
-from django_agent_sessions.store import transactions
 from tests.conftest import user_message
 from tests.shortcuts_helpers import SQLITE, Statements, encoded, scope
 

@@ -15,7 +15,7 @@ import threading
 
 from asgiref.sync import SyncToAsync, ThreadSensitiveContext, async_to_sync, sync_to_async
 
-from django_agent_sessions import bridge
+from django_agent_sessions.store import bridge
 
 
 def test_asgiref_executor_choice_assumption():

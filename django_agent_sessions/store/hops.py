@@ -16,7 +16,7 @@ from typing import Generic, ParamSpec, TypeVar, overload
 
 from django.db import InterfaceError, OperationalError
 
-from django_agent_sessions import bridge
+from django_agent_sessions.store import bridge
 from django_agent_sessions.store.health import with_fresh_connections
 
 # What a hop raises while the database is unreachable (a restart, a broken connection):

@@ -38,7 +38,7 @@ from django.db import DatabaseError, transaction
 from django.db.backends.base.base import BaseDatabaseWrapper
 from django.db.backends.utils import CursorWrapper
 
-from django_agent_sessions import bridge
+from django_agent_sessions.store import bridge
 from django_agent_sessions.store.statements import Statements, statements
 
 _LEGACY = getattr(sqlite3, "LEGACY_TRANSACTION_CONTROL", -1)

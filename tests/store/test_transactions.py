@@ -17,9 +17,8 @@ import pytest
 from django.db import DatabaseError, connection, transaction
 from django.test.utils import CaptureQueriesContext
 
-from django_agent_sessions import bridge
 from django_agent_sessions.models import AgentSession
-from django_agent_sessions.store import transactions
+from django_agent_sessions.store import bridge, transactions
 from tests.conftest import user_message
 from tests.store.helpers import item_ids, write
 

@@ -9,7 +9,7 @@ import time
 import pytest
 from asgiref.sync import sync_to_async
 
-from django_agent_sessions.bridge import run, run_to_completion
+from django_agent_sessions.store.bridge import run, run_to_completion
 
 
 class Recorder:
