@@ -120,6 +120,7 @@ class Unclaimed:
     run_pk: int
     run_id: str
     seq: int
+    resumption: bool = False  # a resumption after decisions, not the run's start
 
 
 @hop(write=True)
@@ -147,7 +148,7 @@ def stop(session_pk: int, run_id: str | None) -> Unclaimed | None:
             cancel_requested=True, claimed=ordered, claimed_by="stop"
         )
         seq = AgentRun.objects.filter(pk=run_pk).values_list("event_seq", flat=True).get()
-    return Unclaimed(run_pk, str(public_id), seq)
+    return Unclaimed(run_pk, str(public_id), seq, resumption=ordered > 1)
 
 
 @hop

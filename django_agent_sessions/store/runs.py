@@ -258,6 +258,7 @@ def finish(
                 error=error,
                 error_code=error_code[:32],
                 partial_text=serialization.column_text(partial_text, len(partial_text)),
+                state="",  # a paused state is for resuming: an ended run has none
                 **first_model(spent),
             )
         )

@@ -277,7 +277,7 @@ def test_a_stop_before_a_handed_off_resumption_is_claimed_spends_it(session_id: 
     last = decide(run, "c2", True)
     assert last is not None
     unclaimed = orders.stop.sync(run.session_id, None)
-    assert unclaimed == orders.Unclaimed(run.pk, str(run.run_id), seq=last.seq)
+    assert unclaimed == orders.Unclaimed(run.pk, str(run.run_id), seq=last.seq, resumption=True)
     order = order_of(run.pk)
     assert (order.ordered, order.claimed, order.claimed_by) == (2, 2, "stop")
     assert claim(str(run.run_id), 2) is None

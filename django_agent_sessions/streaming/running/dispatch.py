@@ -20,6 +20,7 @@ from django.utils.translation import gettext as _
 from django_agent_sessions.conf import app_settings
 from django_agent_sessions.models import AgentRun
 from django_agent_sessions.store import approvals as store_approvals
+from django_agent_sessions.store import open_calls
 from django_agent_sessions.store import orders as store_orders
 from django_agent_sessions.store import runs as store_runs
 from django_agent_sessions.streaming.running import lifecycle
@@ -142,6 +143,8 @@ async def end_unclaimed(
             usage=Usage(),
             error="The task backend refused the run." if failed else "",
             error_code=code,
+            # A handed-off resumption's approved calls were never run: they say so.
+            open_call_text=open_calls.NOT_RESUMED_CALL if unclaimed.resumption else "",
             session_pk=session_pk,
         )
 

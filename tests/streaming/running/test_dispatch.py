@@ -205,9 +205,10 @@ async def test_a_resumption_the_backend_refuses_ends_with_an_output_for_every_ca
         assert await decide("c2", False)
     run_id = str(paused_run.run_id)
     assert await status_of(run_id) == ("failed", "unavailable")
-    # Every call has its output: the approved one never ran, the rejected one says so.
+    # Every call has its output: the approved one says it never ran, the rejected one why.
     outputs = await sync_to_async(outputs_of)(session_id)
-    assert outputs == {"c1": open_calls.FAILED_CALL, "c2": "Not Bob."}
+    assert outputs == {"c1": open_calls.NOT_RESUMED_CALL, "c2": "Not Bob."}
+    assert (await AgentRun.objects.aget(pk=paused_run.pk)).state == ""  # nothing to resume
     order = await RunOrder.objects.aget(run_id=paused_run.pk)
     assert (order.ordered, order.claimed, order.claimed_by) == (2, 2, "stop")
     assert await execution.execute(run_id, 2, worker="late") == execution.TAKEN
