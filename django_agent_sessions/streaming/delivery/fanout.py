@@ -77,6 +77,11 @@ def apart() -> None:
     _apart[threading.get_ident()] = _new_origin()
 
 
+def apart_here() -> bool:
+    """Whether the calling thread is a worker of its own (``apart``)."""
+    return _here() != ORIGIN
+
+
 def _here() -> str:
     return _apart.get(threading.get_ident(), ORIGIN) if _apart else ORIGIN
 

@@ -101,7 +101,8 @@ class ActiveRun:
         self._someone_here = False
         # Whether a socket of another worker watches: then every event goes through the
         # channel layer, not only those in _ANNOUNCED.
-        self._followed = False
+        # A run host's run has no socket in its own worker: followed from the start.
+        self._followed = fanout.apart_here()
         # Stopped because its worker's drain time ran out (see ``drain``).
         self.interrupted = False
         self.detached = False  # no tab started it: it goes on when the last tab leaves
