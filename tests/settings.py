@@ -45,6 +45,12 @@ TASKS = {
     "default": {"BACKEND": f"{_TASKS_FRAMEWORK}.backends.immediate.ImmediateBackend"},
     "database": {"BACKEND": "django_tasks_db.DatabaseBackend"},
 }
+# The Celery workers of the tests (tests/task_workers.py) and the tests that send to them.
+if os.environ.get("AGENT_SESSIONS_CELERY_PREFIX"):
+    TASKS["celery"] = {
+        "BACKEND": "django_agent_sessions.task_backends.celery.CeleryBackend",
+        "OPTIONS": {"APP": "tests.task_backends.celery_app.app"},
+    }
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
@@ -154,4 +160,10 @@ LOGGING = {
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": "WARNING"},
+    # Worker processes started by the tests: loggers whose INFO lines a test reads.
+    "loggers": {
+        name: {"level": "INFO"}
+        for name in os.environ.get("AGENT_SESSIONS_TEST_INFO_LOGGERS", "").split(",")
+        if name
+    },
 }
