@@ -44,7 +44,11 @@ def make_agent(scope: dict[str, Any]) -> Agent[Any]:
 def _demo_step(call: ModelCall) -> ModelStep:
     last = call.input[-1] if isinstance(call.input, list) else {"content": call.input}
     if last.get("type") == "function_call_output":
-        return streamed_reply(f"The forecast says {last['output']}.", delay=0.01)
+        forecast = f"The forecast says {last['output']}."
+        asked = [i for i in call.input if i.get("role") == "user"][-1]
+        if "long" in str(asked.get("content", "")):  # asked for the "long weather"
+            return streamed_reply(forecast + " and so it goes on" * 60, delay=0.02)
+        return streamed_reply(forecast, delay=0.01)
     text = str(last.get("content", ""))
     if "weather" in text:
         return tool_turn("get_weather", {"city": "Paris"}, call_id=f"call-{len(call.input)}")
@@ -55,7 +59,8 @@ def _demo_step(call: ModelCall) -> ModelStep:
 
 def make_demo_agent() -> Agent[Any]:
     """An agent for servers started by the tests: it answers whatever it is asked,
-    calls its tool for "weather", and writes slowly for "long"."""
+    calls its tool for "weather", and writes slowly for "long" (after its tool call,
+    for both)."""
     model = ScriptedModel([ModelStep.respond(_demo_step) for _ in range(4)])
     return Agent(name="Demo", model=model, tools=[get_weather])
 

@@ -87,6 +87,33 @@ class LiveSseTab:
             self._writer.close()
 
 
+async def open_tab(transport: str, port: int, session_id: str, cookie: str) -> Any:
+    """A tab of ``transport`` ("websocket" or "sse") on a conversation of a live server."""
+    if transport == "websocket":
+        return await LiveSocket.open(port, session_id, cookie)
+    return await LiveSseTab(port, session_id, cookie).open()
+
+
+async def stop_from(tab: Any) -> None:
+    """The tab's Stop: a ``cancel`` frame, on either transport."""
+    if isinstance(tab, LiveSocket):
+        await tab.connection.send(json.dumps({"type": "cancel"}))
+        return
+    path = f"/chat/c/{tab.session_id}/cancel/"
+    status, body = await post_json(tab.port, path, {}, tab.cookie)
+    assert status == 202, (status, body)
+
+
+async def frames_until(tab: Any, kinds: set[str], frames: list[dict[str, Any]]) -> None:
+    """Appends the tab's frames to ``frames`` until one of a type in ``kinds`` (bounded:
+    each frame within ``WAIT_SECONDS``)."""
+    while True:
+        frame = await tab.frame()
+        frames.append(frame)
+        if frame["type"] in kinds:
+            return
+
+
 async def post_json(port: int, path: str, body: dict[str, Any], cookie: str) -> tuple[int, Any]:
     reader, writer = await asyncio.open_connection("127.0.0.1", port)
     try:

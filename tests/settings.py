@@ -41,10 +41,17 @@ INSTALLED_APPS = [
 
 # Django's Tasks framework: Django 6's own, or the backport on 5.2 (same backends).
 _TASKS_FRAMEWORK = "django_tasks" if __import__("django").VERSION < (6,) else "django.tasks"
-TASKS = {
+TASKS: dict[str, dict[str, Any]] = {
     "default": {"BACKEND": f"{_TASKS_FRAMEWORK}.backends.immediate.ImmediateBackend"},
     "database": {"BACKEND": "django_tasks_db.DatabaseBackend"},
 }
+# The Celery worker that runs runs (tests/task_workers.py); the test adds the same alias.
+CELERY_RUNS = {
+    "BACKEND": "django_agent_sessions.task_backends.celery.CeleryBackend",
+    "OPTIONS": {"APP": "tests.task_backends.celery_runs.app"},
+}
+if os.environ.get("AGENT_SESSIONS_TEST_CELERY_RUNS"):
+    TASKS["celery"] = CELERY_RUNS
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
@@ -141,6 +148,10 @@ if os.environ.get("REDIS_URL"):
     }
 else:
     CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+# Worker processes whose HTTP streams and runs meet through PostgreSQL's LISTEN/NOTIFY
+# (django_agent_sessions.layers): no Channels layer at all.
+if os.environ.get("AGENT_SESSIONS_TEST_NO_CHANNEL_LAYERS"):
+    CHANNEL_LAYERS = {}
 
 AGENT_SESSIONS: dict[str, object] = {}
 # Servers started by the tests (daphne) chat with the agent named here.
@@ -154,4 +165,10 @@ LOGGING = {
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": "WARNING"},
+    # Worker processes started by the tests: loggers whose INFO lines a test reads.
+    "loggers": {
+        name: {"level": "INFO"}
+        for name in os.environ.get("AGENT_SESSIONS_TEST_INFO_LOGGERS", "").split(",")
+        if name
+    },
 }

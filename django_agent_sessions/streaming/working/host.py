@@ -10,14 +10,18 @@ a task past that number waits for a run to end, so other workers take the next o
 The host lives as long as the process: its thread is not a daemon, so the interpreter
 waits for it at exit. When the worker's main thread ends (the worker was told to stop),
 the host drains like a web worker (``running.drain``): its runs get up to
-``DRAIN_SECONDS``, and a run still going then ends ``interrupted``. While it runs, it
-also sweeps for runs whose worker died, every ``SWEEP_SECONDS`` (not in a web worker: the
-immediate backend's host leaves that to the web worker, which sweeps while it has tabs).
+``DRAIN_SECONDS``, and a run still going then ends ``interrupted``. It drains in one of
+threading's exit hooks, which the interpreter calls before it joins threads: after them,
+``concurrent.futures`` refuses new work, and every database hop of a run needs it. While
+it runs, it also sweeps for runs whose worker died, every ``SWEEP_SECONDS`` (not in a web
+worker: the immediate backend's host leaves that to the web worker, which sweeps while it
+has tabs).
 """
 
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures.thread  # noqa: F401 - its exit hook registered before the host's
 import contextvars
 import logging
 import os
@@ -61,9 +65,13 @@ class RunHost:
         self._loop = asyncio.new_event_loop()
         self._tasks: set[asyncio.Task[None]] = set()
         self._ready = threading.Event()
+        self._stopping = asyncio.Event()
         self._thread = threading.Thread(target=self._serve, name="agent-sessions-runs")
         self._thread.start()
         self._ready.wait()
+        # Threading's exit hooks run last registered first: this one before that of
+        # concurrent.futures (imported before this module), which stops its thread pools.
+        threading._register_atexit(self._drain_at_exit)  # type: ignore[attr-defined]
 
     def alive(self) -> bool:
         return self._thread.is_alive() and not self._loop.is_closed()
@@ -123,25 +131,19 @@ class RunHost:
             self._loop.close()
 
     async def _live(self) -> None:
-        stopping = asyncio.Event()
-        threading.Thread(
-            target=self._watch_main_thread,
-            args=(stopping,),
-            name="agent-sessions-runs-watch",
-            daemon=True,
-        ).start()
         self._ready.set()
         sweeping = asyncio.create_task(self._sweep())
-        await stopping.wait()
+        await self._stopping.wait()
         sweeping.cancel()
         if active_runs.local_runs():
             await drain.drain()
 
-    def _watch_main_thread(self, stopping: asyncio.Event) -> None:
-        # The main thread's end is the interpreter's shutdown: it waits for this (not a
-        # daemon) thread, so the runs drain before the process exits.
-        threading.main_thread().join()
-        self._loop.call_soon_threadsafe(stopping.set)
+    def _drain_at_exit(self) -> None:
+        # The main thread has ended: the interpreter's shutdown, in the main thread. The
+        # runs drain here, while the thread pools of their database hops still work.
+        if self.alive():
+            self._loop.call_soon_threadsafe(self._stopping.set)
+            self._thread.join()
 
     async def _sweep(self) -> None:
         if _in_a_web_worker():
