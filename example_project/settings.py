@@ -173,6 +173,14 @@ def _channel_layer() -> dict[str, Any]:
             # redis-py >= 8 also caps a pool at 100 connections and then fails at once
             # ("Too many connections"): 200 runs streaming on one worker need more.
             "hosts": [{"address": redis_url, "socket_timeout": None, "max_connections": 1000}],
+            # Every socket of one worker process receives through one Redis key (its
+            # process-local channels share it), whose capacity is 100 messages by default.
+            # With runs as tasks, every event of every run the worker's tabs follow comes
+            # through it: 50 runs streaming outran 100 at once, group_send dropped events
+            # silently and replies to catch-ups raised ChannelFull; the tabs never saw the
+            # runs end (benchmarks/tasks.py). Room for bursts; a backlog is latency, a
+            # drop is a lost event.
+            "capacity": 10_000,
             "prefix": os.environ.get("CHANNEL_LAYER_PREFIX", "asgi"),
         },
     }

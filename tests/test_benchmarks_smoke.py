@@ -191,3 +191,23 @@ def test_search_benchmark_runs(start: Start, tmp_path: Path) -> None:
     assert writes["modes"]["index"]["ratio"] > 0, writes  # speed is a result, not a check
     assert "target < 200 ms" in output, output[-3000:]
     assert "target <= 1.15" in output, output[-3000:]
+
+
+@pytest.mark.redis
+def test_tasks_benchmark_runs(start: Start, tmp_path: Path) -> None:
+    if os.environ.get("AGENT_SESSIONS_TEST_DB", "sqlite") != "postgres" or not os.environ.get(
+        "REDIS_URL"
+    ):
+        pytest.skip("the runs-as-tasks benchmark needs PostgreSQL and Redis")
+    output = _finish(start("benchmarks.tasks", tmp_path, "--db", "postgres"))
+    result = json.loads((tmp_path / "tasks-latest.json").read_text())
+    modes = {row["mode"]: row for row in result["summary"]}
+    assert set(modes) == {"inline", "tasks, database", "tasks, Celery"}, output[-3000:]
+    for row in modes.values():
+        # Every run is accounted for; speed is a result, not this test's check.
+        assert row["completed"] + row["hung"] + row["errors"] == row["clients"], row
+        assert row["completed"] > 0, row
+    for mode in ("tasks, database", "tasks, Celery"):
+        assert modes[mode]["task_worker_cpu_s"] > 0, modes[mode]
+        assert modes[mode]["queue_wait_p50_ms"] is not None, modes[mode]
+    assert "TTFT p95 overhead against inline" in output
