@@ -29,6 +29,7 @@ _FRAMEWORK = "django_tasks" if __import__("django").VERSION < (6,) else "django.
 INSTALLED_APPS = [*INSTALLED_APPS, "django_tasks_db"]
 AGENT_SESSIONS = {**AGENT_SESSIONS, "RUNS": "inline" if RUNS == "inline" else "tasks"}
 
+
 if RUNS == "celery":
     TASKS = {
         "default": {

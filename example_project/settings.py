@@ -96,7 +96,7 @@ INSTALLED_APPS = [
 _RUNS = os.environ.get("RUNS") or "inline"
 if _RUNS == "tasks":
     INSTALLED_APPS.append("django_tasks_db")
-    TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
+    TASKS: dict[str, dict[str, Any]] = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
