@@ -91,6 +91,7 @@ def test_production_mode_from_the_environment():
                     "max_connections": 1000,
                 }
             ],
+            "capacity": 10_000,
             "prefix": "asgi",
         },
     }
