@@ -86,28 +86,29 @@ def claim(run_id: str, execution: int, *, worker: str, lease_seconds: float) -> 
         live = AgentRun.objects.filter(pk=run_pk).running()
         if not live.update(lease_expires_at=now + timedelta(seconds=lease_seconds)):
             return None  # ended while queued (a Stop, the sweep): the claim is spent
-        run = AgentRun.objects.filter(pk=run_pk).values(*_RUN_FIELDS).get()
+        # One read: the order, its run and the conversation with its owner.
+        order = RunOrder.objects.select_related("run__session__owner").get(run_id=run_pk)
+        run = {field: getattr(order.run, field) for field in _RUN_FIELDS}
         resume = None
         if execution > 1:
             resume = approvals.resume_of(session_pk, run)
             AgentRun.objects.filter(pk=run_pk).update(state="")
-        return _claimed(execution, run, session_pk, resume)
+        return _claimed(execution, order, session_pk, resume)
 
 
 def _claimed(
-    execution: int, run: dict[str, Any], session_pk: int, resume: approvals.Resume | None
+    execution: int, order: RunOrder, session_pk: int, resume: approvals.Resume | None
 ) -> Claimed:
-    order = RunOrder.objects.select_related("run__session__owner").get(run_id=run["pk"])
-    conversation = order.run.session
+    run, conversation = order.run, order.run.session
     return Claimed(
         execution=execution,
-        run_pk=run["pk"],
-        run_id=str(run["run_id"]),
+        run_pk=run.pk,
+        run_id=str(run.run_id),
         session_pk=session_pk,
         session_id=conversation.session_id,
         owner=conversation.owner,
-        history_item_id=run["history_item_id"],
-        seq=run["event_seq"],
+        history_item_id=run.history_item_id,
+        seq=run.event_seq,
         order=Order(order.origin, order.input, order.agent, order.context, order.detached),
         resume=resume,
     )

@@ -292,9 +292,10 @@ def test_a_claim_is_one_transaction(session_id: str) -> None:
         return [query["sql"].split()[0].upper() for query in captured.captured_queries]
 
     # The order's lookup, then one transaction (a savepoint inside the test's): the
-    # conversation's lock, the conditional claim, the lease, the run, the order.
+    # conversation's lock, the conditional claim, the lease, then the order with its run
+    # and conversation in one read.
     assert statements() == [
-        "SELECT", "SAVEPOINT", "UPDATE", "UPDATE", "UPDATE", "SELECT", "SELECT", "RELEASE"
+        "SELECT", "SAVEPOINT", "UPDATE", "UPDATE", "UPDATE", "SELECT", "RELEASE"
     ]  # fmt: skip
     # A delivery that finds the execution taken stops at its conditional UPDATE.
     assert statements() == ["SELECT", "SAVEPOINT", "UPDATE", "UPDATE", "RELEASE"]
