@@ -70,3 +70,13 @@ def invalid_task_error() -> type[Exception]:
     ``InvalidTaskError`` in the backport (which Django renamed)."""
     exceptions = submodule("exceptions")
     return getattr(exceptions, "InvalidTask", None) or exceptions.InvalidTaskError  # type: ignore[no-any-return]
+
+
+# The framework's backends without workers: the immediate one runs a task in the process
+# that enqueues it (a web worker), the dummy one never runs it.
+WORKERLESS_BACKENDS = ("ImmediateBackend", "DummyBackend")
+
+
+def workerless(backend_path: str) -> bool:
+    """Whether the backend a ``TASKS`` entry names (its dotted path) has no workers."""
+    return backend_path.rsplit(".", 1)[-1] in WORKERLESS_BACKENDS

@@ -13,9 +13,6 @@ from django_agent_sessions.conf import app_settings
 from django_agent_sessions.layers import stream_layer_kind
 
 MODES = ("inline", "tasks")
-# Backends that execute no task in a worker of its own: the immediate one runs each run
-# in the process that took the message (no separation), the dummy one never runs it.
-_IN_PROCESS = ("ImmediateBackend", "DummyBackend")
 
 
 def check_runs(**kwargs: Any) -> list[CheckMessage]:
@@ -47,7 +44,7 @@ def _tasks() -> list[CheckMessage]:
         )
         return [_error(message, 64, hint)]
     backend = str(configured[alias].get("BACKEND", "ImmediateBackend"))
-    if backend.rsplit(".", 1)[-1] in _IN_PROCESS and not settings.DEBUG:
+    if task_backends.workerless(backend) and not settings.DEBUG:
         return [
             Warning(
                 f"RUNS_BACKEND {alias!r} is {backend}: runs do not leave the web workers "

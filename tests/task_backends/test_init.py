@@ -41,3 +41,12 @@ def test_task_decorates_with_the_framework_s_task_and_backends_resolve(settings)
 
 def _double(number: int) -> int:
     return number * 2
+
+
+def test_backends_without_workers_are_named_once():
+    from django_agent_sessions.task_backends import workerless
+
+    assert workerless("django.tasks.backends.immediate.ImmediateBackend")
+    assert workerless("DummyBackend")  # a class's own name, as the run host has it
+    assert not workerless("django_tasks_db.DatabaseBackend")
+    assert not workerless("django_agent_sessions.task_backends.celery.CeleryBackend")

@@ -164,4 +164,4 @@ def _in_a_web_worker() -> bool:
         backend = task_backends.task_backends()[app_settings.RUNS_BACKEND]
     except Exception:
         return False
-    return type(backend).__name__ in ("ImmediateBackend", "DummyBackend")
+    return task_backends.workerless(type(backend).__name__)
