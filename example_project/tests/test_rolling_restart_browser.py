@@ -91,23 +91,29 @@ def _stored_story(env: dict[str, str]) -> str:
     return str(json.loads(row[0])["content"][0]["text"])
 
 
-def test_a_rolling_restart_under_a_streaming_page(workers, page, console_problems):  # noqa: F811
+def story_through_a_rolling_restart(tab: Any, workers: list[Any], shots: str) -> None:
+    """The page (``tab``) asks for a long story; each worker in turn drains and starts
+    again while it streams; the page ends showing the stored story once, with no error."""
     first = workers[0]
-    log_in(page, first.url, create_user(first.env))
-    send(page, "Tell me a long story")
-    reply = page.locator(ASSISTANT).last
+    log_in(tab, first.url, create_user(first.env))
+    send(tab, "Tell me a long story")
+    reply = tab.locator(ASSISTANT).last
     reply.get_by_text("Part 2 of the long story", exact=False).wait_for()
     for server in workers:  # one at a time, as a deploy does
         server.drain_and_restart()
-        save_screenshot(page, f"rolling-restart-after-{server.name}")
-    page.wait_for_selector("#stop-button", state="hidden", timeout=60_000)
-    page.wait_for_selector("#send-button:not([disabled])")
+        save_screenshot(tab, f"{shots}-after-{server.name}")
+    tab.wait_for_selector("#stop-button", state="hidden", timeout=60_000)
+    tab.wait_for_selector("#send-button:not([disabled])")
     story = _stored_story(first.env)
     assert story.endswith("press Stop whenever you like.")
-    assert page.locator(ASSISTANT).count() == 1
+    assert tab.locator(ASSISTANT).count() == 1
     assert reply.locator(".text").inner_text().strip() == story
-    assert page.locator("#error-banner").is_hidden()
-    assert page.locator(".run-error").count() == 0
+    assert tab.locator("#error-banner").is_hidden()
+    assert tab.locator(".run-error").count() == 0
+
+
+def test_a_rolling_restart_under_a_streaming_page(workers, page, console_problems):  # noqa: F811
+    story_through_a_rolling_restart(page, workers, "rolling-restart")
     save_screenshot(page, "rolling-restart-done")
     for server in workers:
         assert "Traceback" not in server.log(), server.log()

@@ -21,10 +21,9 @@ from typing import Any
 
 import pytest
 
-from example_project.tests.conftest import a_failed_reconnection, log_in
+from example_project.tests.conftest import a_failed_reconnection
 from example_project.tests.servers import (
     REPO_ROOT,
-    create_user,
     manage,
     query,
     server_environment,
@@ -32,7 +31,10 @@ from example_project.tests.servers import (
     start_migrated_postgres,
 )
 from example_project.tests.test_e2e_browser import ASSISTANT, context, page, send  # noqa: F401
-from example_project.tests.test_rolling_restart_browser import SharedPortServer, _stored_story
+from example_project.tests.test_rolling_restart_browser import (
+    SharedPortServer,
+    story_through_a_rolling_restart,
+)
 from tests.browser import save_screenshot
 from tests.services import PostgresServer, RedisServer
 
@@ -100,20 +102,7 @@ def tier(tmp_path_factory: pytest.TempPathFactory, log_dir: Path) -> Iterator[An
 def test_a_rolling_restart_of_the_web_tier_touches_no_run(tier, page, console_problems):  # noqa: F811
     web, task_worker = tier
     first = web[0]
-    log_in(page, first.url, create_user(first.env))
-    send(page, "Tell me a long story")
-    reply = page.locator(ASSISTANT).last
-    reply.get_by_text("Part 2 of the long story", exact=False).wait_for()
-    for server in web:  # one at a time, as a deploy does
-        server.drain_and_restart()
-        save_screenshot(page, f"rolling-restart-tasks-after-{server.name}")
-    page.wait_for_selector("#stop-button", state="hidden", timeout=60_000)
-    page.wait_for_selector("#send-button:not([disabled])")
-    story = _stored_story(first.env)
-    assert story.endswith("press Stop whenever you like.")
-    assert reply.locator(".text").inner_text().strip() == story
-    assert page.locator(ASSISTANT).count() == 1
-    assert page.locator("#error-banner").is_hidden()
+    story_through_a_rolling_restart(page, web, "rolling-restart-tasks")
     # The run ran on the task worker, once, and completed: no web worker's drain touched it.
     runs = query(
         first.env,
