@@ -2,8 +2,7 @@
 by many claimants at once), a Stop before or after the claim, and the hand-off of a
 resumption after decisions (``store.approvals.decide(..., hand_off=True)``).
 
-The tasks that claim are in ``tests/streaming/working``; these call the sync functions
-on records built through the store.
+The tasks that claim are in ``tests/streaming/working``; these call the store directly.
 """
 
 from __future__ import annotations
