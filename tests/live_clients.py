@@ -45,16 +45,17 @@ class LiveSocket:
 
 
 class LiveSseTab:
-    """A browser's event stream on ``/chat/c/<session_id>/events/`` of a live server."""
+    """A browser's event stream on ``<chat>/c/<session_id>/events/`` of a live server
+    (``chat``: where the project includes the chat's URLs, ``/chat`` in the tests')."""
 
-    def __init__(self, port: int, session_id: str, cookie: str) -> None:
-        self.port, self.session_id, self.cookie = port, session_id, cookie
+    def __init__(self, port: int, session_id: str, cookie: str, chat: str = "/chat") -> None:
+        self.port, self.session_id, self.cookie, self.chat = port, session_id, cookie, chat
         self._reader: asyncio.StreamReader | None = None
         self._writer: asyncio.StreamWriter | None = None
 
     async def open(self) -> LiveSseTab:
         self._reader, self._writer = await asyncio.open_connection("127.0.0.1", self.port)
-        path = f"/chat/c/{self.session_id}/events/"
+        path = f"{self.chat}/c/{self.session_id}/events/"
         self._writer.write(_request("GET", path, self.cookie))
         await self._writer.drain()
         status = await asyncio.wait_for(self._reader.readline(), WAIT_SECONDS)
@@ -78,7 +79,7 @@ class LiveSseTab:
 
     async def say(self, text: str) -> None:
         status, body = await post_json(
-            self.port, f"/chat/c/{self.session_id}/messages/", {"text": text}, self.cookie
+            self.port, f"{self.chat}/c/{self.session_id}/messages/", {"text": text}, self.cookie
         )
         assert status == 202, (status, body)
 
@@ -87,11 +88,13 @@ class LiveSseTab:
             self._writer.close()
 
 
-async def open_tab(transport: str, port: int, session_id: str, cookie: str) -> Any:
+async def open_tab(
+    transport: str, port: int, session_id: str, cookie: str, chat: str = "/chat"
+) -> Any:
     """A tab of ``transport`` ("websocket" or "sse") on a conversation of a live server."""
     if transport == "websocket":
         return await LiveSocket.open(port, session_id, cookie)
-    return await LiveSseTab(port, session_id, cookie).open()
+    return await LiveSseTab(port, session_id, cookie, chat).open()
 
 
 async def stop_from(tab: Any) -> None:
@@ -99,8 +102,19 @@ async def stop_from(tab: Any) -> None:
     if isinstance(tab, LiveSocket):
         await tab.connection.send(json.dumps({"type": "cancel"}))
         return
-    path = f"/chat/c/{tab.session_id}/cancel/"
+    path = f"{tab.chat}/c/{tab.session_id}/cancel/"
     status, body = await post_json(tab.port, path, {}, tab.cookie)
+    assert status == 202, (status, body)
+
+
+async def decide_from(tab: Any, call_id: str, approve: bool) -> None:
+    """The tab's decision on a tool call that waits for approval, on either transport."""
+    if isinstance(tab, LiveSocket):
+        frame = {"type": "approval", "call_id": call_id, "approve": approve}
+        await tab.connection.send(json.dumps(frame))
+        return
+    path = f"{tab.chat}/c/{tab.session_id}/approvals/{call_id}/"
+    status, body = await post_json(tab.port, path, {"approve": approve}, tab.cookie)
     assert status == 202, (status, body)
 
 

@@ -10,10 +10,7 @@ stored story once, without a reload and without an error.
 
 from __future__ import annotations
 
-import signal
 import socket
-import subprocess
-import sys
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -23,13 +20,13 @@ import pytest
 
 from example_project.tests.conftest import a_failed_reconnection
 from example_project.tests.servers import (
-    REPO_ROOT,
     manage,
     query,
     server_environment,
     start_all,
     start_migrated_postgres,
 )
+from example_project.tests.tasks_tier import TaskWorker
 from example_project.tests.test_e2e_browser import ASSISTANT, context, page, send  # noqa: F401
 from example_project.tests.test_rolling_restart_browser import (
     SharedPortServer,
@@ -39,32 +36,6 @@ from tests.browser import save_screenshot
 from tests.services import PostgresServer, RedisServer
 
 pytestmark = [pytest.mark.redis, pytest.mark.timeout(300), pytest.mark.long(40)]
-
-
-class TaskWorker:
-    """``manage.py db_worker``: the example project's task worker."""
-
-    def __init__(self, log_dir: Path, env: dict[str, str]) -> None:
-        self.log_path, self.env = log_dir / "db-worker.log", env
-        self.process: subprocess.Popen[bytes] | None = None
-
-    def start(self) -> None:
-        with self.log_path.open("ab") as log:
-            self.process = subprocess.Popen(
-                [sys.executable, "manage.py", "db_worker", "--interval", "0.05"],
-                cwd=REPO_ROOT,
-                env=self.env,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-            )
-
-    def stop(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-            self.process.wait(timeout=60)
-
-    def log(self) -> str:
-        return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
 
 
 @pytest.fixture(scope="module")
