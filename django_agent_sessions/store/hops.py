@@ -5,7 +5,8 @@ through ``bridge`` into it, with stale connections replaced around it (websocket
 consumers and runs outlive any request, so Django's per-request cleanup never runs for
 them). ``@hop(write=True)``: the write's real outcome survives the caller's
 cancellation (``bridge.run_to_completion``). The sync function stays at ``.sync``, for
-sync callers (management commands) and tests.
+sync callers (management commands) and tests; ``.here`` runs it on the calling thread
+with the same care for connections.
 """
 
 from __future__ import annotations
@@ -35,6 +36,12 @@ class Hop(Generic[_P, _T]):
         self._fresh = with_fresh_connections(function)
         self._write = write
         functools.update_wrapper(self, function)
+
+    def here(self, *args: _P.args, **kwargs: _P.kwargs) -> _T:
+        """The operation on the calling sync thread and its connection, stale or broken
+        connections replaced around it, as a hop does: for sync code that outlives any
+        request (a task worker's task)."""
+        return self._fresh(*args, **kwargs)
 
     async def __call__(self, *args: _P.args, **kwargs: _P.kwargs) -> _T:
         call = functools.partial(self._fresh, *args, **kwargs)

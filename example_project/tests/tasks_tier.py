@@ -85,6 +85,7 @@ class Tier:
         self.web: list[DaphneServer] = []
         self.tasks: list[TaskWorker] = []
         self.cookie = ""
+        self._log_marks: list[int] = []
 
     def port(self, web: int) -> int:
         return self.web[web].port
@@ -101,9 +102,14 @@ class Tier:
                 worker.start()
 
     def logs(self) -> str:
-        return "".join(server.log() for server in self.web) + "".join(
-            worker.log() for worker in self.tasks
-        )
+        """What the tier's processes logged since ``mark_logs()`` (their logs are
+        appended to, run after run)."""
+        texts = [server.log() for server in self.web] + [worker.log() for worker in self.tasks]
+        return "".join(text[start:] for text, start in zip(texts, self._log_marks, strict=False))
+
+    def mark_logs(self) -> None:
+        texts = [server.log() for server in self.web] + [worker.log() for worker in self.tasks]
+        self._log_marks = [len(text) for text in texts]
 
 
 def tier_environment(
@@ -161,4 +167,5 @@ def tasks_deployment(
 @pytest.fixture
 def live_tier(tasks_deployment: Tier) -> Tier:
     tasks_deployment.ensure_running()
+    tasks_deployment.mark_logs()
     return tasks_deployment

@@ -167,9 +167,10 @@ async def test_a_run_goes_on_through_a_postgres_restart(live_tier):  # noqa: F81
     await across(live_tier, live_tier.postgres.restart)
 
 
+# The SSE tier has no Redis: its runs meet tabs through PostgreSQL.
+@pytest.mark.parametrize("tasks_deployment", ["websocket"], indirect=True)
 async def test_a_run_goes_on_through_a_redis_restart(live_tier):  # noqa: F811
-    if live_tier.redis is None:
-        pytest.skip("the SSE tier has no Redis: its runs meet tabs through PostgreSQL")
+    assert live_tier.redis is not None
     await across(live_tier, live_tier.redis.restart)
 
 

@@ -33,9 +33,27 @@ async def execute(run_id: str, execution: int, *, worker: str) -> str:
     claimed = await store_orders.claim(
         run_id, execution, worker=worker, lease_seconds=float(app_settings.RUN_LEASE_SECONDS)
     )
+    return await run_claimed(claimed) if claimed is not None else _taken(run_id, execution)
+
+
+def claim_here(run_id: str, execution: int, *, worker: str) -> store_orders.Claimed | None:
+    """Claim execution ``execution`` of run ``run_id`` on the calling sync thread (a
+    task's own, with its own connection); None, logged, if it was taken or had ended."""
+    claimed = store_orders.claim.here(
+        run_id, execution, worker=worker, lease_seconds=float(app_settings.RUN_LEASE_SECONDS)
+    )
     if claimed is None:
-        logger.info("Run %s execution %s was taken or has ended; nothing to do.", run_id, execution)
-        return TAKEN
+        _taken(run_id, execution)
+    return claimed
+
+
+def _taken(run_id: str, execution: int) -> str:
+    logger.info("Run %s execution %s was taken or has ended; nothing to do.", run_id, execution)
+    return TAKEN
+
+
+async def run_claimed(claimed: store_orders.Claimed) -> str:
+    """Run a claimed execution to its pause or end: ``RAN``."""
     layer = stream_layer()
     active = await _launched(claimed, layer)
     if active is None:

@@ -34,6 +34,7 @@ from typing import Any, TypeVar
 from django_agent_sessions import task_backends
 from django_agent_sessions.conf import app_settings
 from django_agent_sessions.layers import stream_layer
+from django_agent_sessions.store import orders as store_orders
 from django_agent_sessions.streaming.delivery import fanout
 from django_agent_sessions.streaming.running import active_runs, drain
 from django_agent_sessions.streaming.running.lost import sweep_once
@@ -90,15 +91,26 @@ class RunHost:
         return done.result()
 
     def execute(self, run_id: str, execution_number: int) -> None:
-        """Hand execution ``execution_number`` of ``run_id`` to the host and return:
-        the host claims it (or finds it taken) and runs it. Past ``RUNS_PER_WORKER``
-        runs, this waits for one of them to end first.
+        """Claim execution ``execution_number`` of ``run_id`` and hand it to the host,
+        then return: the host runs it. Past ``RUNS_PER_WORKER`` runs, this waits for one
+        of them to end first.
 
-        It does not wait for the claim: the task may run on the thread that the
-        database work of async code shares (Django's immediate backend, in a web
-        worker), which the claim itself needs."""
+        The claim is made here, on the task's own thread and connection, not on the
+        host's loop: there it would queue behind the database work of every run the host
+        already runs (one sync thread serves them all), and a burst of new runs would wait
+        that long for their first token. The thread may be the one the database work of
+        async code shares (Django's immediate backend, in a web worker): the claim is
+        sync work on it, and nothing here waits for the host."""
         self._slots.acquire()
-        self._submit(lambda: self._run(run_id, execution_number), then=self._slots.release)
+        try:
+            claimed = execution.claim_here(run_id, execution_number, worker=self.worker)
+        except BaseException:
+            self._slots.release()
+            raise
+        if claimed is None:
+            self._slots.release()
+            return
+        self._submit(lambda: self._run(claimed), then=self._slots.release)
 
     def _submit(
         self, work: Callable[[], Coroutine[Any, Any, None]], then: Callable[[], None] | None = None
@@ -116,11 +128,13 @@ class RunHost:
 
         self._loop.call_soon_threadsafe(begin, context=contextvars.Context())
 
-    async def _run(self, run_id: str, number: int) -> None:
+    async def _run(self, claimed: store_orders.Claimed) -> None:
         try:
-            await execution.execute(run_id, number, worker=self.worker)
+            await execution.run_claimed(claimed)
         except Exception:
-            logger.exception("Run %s (execution %s) failed in its host.", run_id, number)
+            logger.exception(
+                "Run %s (execution %s) failed in its host.", claimed.run_id, claimed.execution
+            )
 
     def _serve(self) -> None:
         fanout.apart()  # a worker of its own, even beside a web worker's sockets
