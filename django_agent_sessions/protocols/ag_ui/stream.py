@@ -98,6 +98,10 @@ class RunStream:
         self._emit(RunStartedEvent(thread_id=t.thread_id, run_id=t.run_id))
         try:
             await self.follower.open()
+            while self._history is None and not isinstance(self.asked, Send):
+                # A run in flight: the history frame follows the run's answer (its
+                # snapshot), which the inbox brings.
+                await self.follower.handle(await self.io.next_message())
             if await self._act():
                 while not t.finished:
                     await self.follower.handle(await self.io.next_message())
