@@ -101,7 +101,7 @@ class AgUiRequest:
         return found
 
     async def events_until(self, *types: str) -> list[dict[str, Any]]:
-        found = []
+        found: list[dict[str, Any]] = []
         while True:
             event = await self.event()
             assert event is not None, f"the response ended before {types}: {found}"
