@@ -147,3 +147,20 @@ async def test_abort_stops_the_run_and_another_user_gets_nothing(
         assert step["error"]["status"] == 403
         assert "long" not in json.dumps(step)
     assert await run_statuses(session_id) == ["cancelled"]
+
+
+async def test_the_docs_client_block_runs_as_written(server, alice_cookie, session_id):
+    doc = REPO_ROOT / "docs" / "protocols" / "ag-ui.md"
+    args = [str(MODULES), str(doc), server.url, _cookie(alice_cookie), CSRF, session_id]
+    process = await asyncio.create_subprocess_exec(
+        "node",
+        str(CLIENT.with_name("snippet.mjs")),
+        *args,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    out, err = await asyncio.wait_for(process.communicate(), 60)
+    assert process.returncode == 0, err.decode() + server.log()
+    # The demo agent calls its tool for "weather", then writes the forecast.
+    assert json.loads(out) == {"reply": "The forecast says sunny in Paris."}
+    assert await run_statuses(session_id) == ["completed"]
