@@ -8,8 +8,10 @@ the frames it writes into events, which the response's generator writes as AG-UI
 run's end, or when the run waits for tool approvals (``RUN_FINISHED`` with
 interrupts), or with ``RUN_ERROR`` when the action was refused.
 
-A client that goes away (AG-UI's ``abortRun()``) stops the run, as the packaged chat's
-Stop does: cancelled with a valid history, unless ``CONTINUE_RUNS_AFTER_DISCONNECT``.
+A client that goes away (AG-UI's ``abortRun()``) stops the run it asked for, as the
+packaged chat's Stop does: cancelled with a valid history, unless
+``CONTINUE_RUNS_AFTER_DISCONNECT``. One that only opened the thread and followed its run
+leaves as a chat tab leaves: the run stops only if nobody else watches it.
 """
 
 from __future__ import annotations
@@ -19,11 +21,12 @@ import contextvars
 import functools
 import logging
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Coroutine
 from typing import Any
 
 from ag_ui.core import BaseEvent, MessagesSnapshotEvent, RunErrorEvent, RunStartedEvent
 from ag_ui.encoder import EventEncoder
+from django.utils.translation import get_language, override
 from django.utils.translation import gettext as _
 
 from django_agent_sessions.conf import app_settings
@@ -65,6 +68,8 @@ class RunStream:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._tasks: list[asyncio.Task[None]] = []
         self._closed = False
+        self._action: asyncio.Future[None] | None = None  # the latest action's work
+        self._language = get_language()  # the request's: its errors are in it
 
     def __aiter__(self) -> AsyncIterator[str]:
         return self._chunks()
@@ -79,7 +84,7 @@ class RunStream:
         loop = self._loop = asyncio.get_running_loop()
         # The follower's and the action's database work share asgiref's one thread and
         # connection, as the chat's streams' do (``sse.views.detached``).
-        following = contextvars.Context().run(loop.create_task, self._follow())
+        following = contextvars.Context().run(loop.create_task, self._in_language())
         self._tasks = [following, loop.create_task(self._heartbeats())]
         try:
             while (chunk := await self._out.get()) is not _END:
@@ -92,6 +97,12 @@ class RunStream:
             self._out.put_nowait(self.encoder.encode(event))
         if self.translation.finished:
             self._out.put_nowait(_END)
+
+    async def _in_language(self) -> None:
+        if self._language is None:
+            return await self._follow()
+        with override(self._language):
+            await self._follow()
 
     async def _follow(self) -> None:
         t = self.translation
@@ -130,13 +141,19 @@ class RunStream:
                 "text": asked.text,
                 **({"client_id": asked.client_id} if asked.client_id else {}),
             }
-            await actions.send_message(self.visitor, content)
+            await self._through(actions.send_message(self.visitor, content))
         elif isinstance(asked, Resume):
             return await self._decide(asked)
         else:
             return self._load(asked)
-        self._acted = True
         return True
+
+    async def _through(self, work: Coroutine[Any, Any, None]) -> None:
+        """An action, finished even when the client goes away meanwhile (``_close``
+        waits for it, then stops what it started)."""
+        self._action = asyncio.ensure_future(work)
+        await asyncio.shield(self._action)
+        self._acted = True
 
     async def _decide(self, asked: Resume) -> bool:
         """Each answer decides its call; the run resumes once none is left (then it is
@@ -149,8 +166,9 @@ class RunStream:
             t.follow(str(runs.pop()))
         for decision in asked.decisions:
             content = {"call_id": decision.call_id, "approve": decision.approve}
-            await actions.decide(self.visitor, {**content, "message": decision.message})
-        self._acted = True
+            await self._through(
+                actions.decide(self.visitor, {**content, "message": decision.message})
+            )
         t.interrupts = [interrupt(call) for id_, call in waiting.items() if id_ not in decided]
         if t.interrupts:
             self._emit(*t.pause())
@@ -246,10 +264,16 @@ class RunStream:
         self._closed = True
         for task in self._tasks:
             task.cancel()
-        t = self.translation
+        t, action = self.translation, self._action
         try:
-            await self.follower.close(tell_the_run=False)
-            if self._acted and not t.finished and not app_settings.CONTINUE_RUNS_AFTER_DISCONNECT:
+            if action is not None:
+                await asyncio.wait([action])  # what the client asked is done first
+            # A request that only opened the thread leaves its run as a chat tab does:
+            # the run goes on if anyone else still watches it (or runs on by setting).
+            watched = isinstance(self.asked, Load) and t.ours is not None and not t.finished
+            await self.follower.close(tell_the_run=watched)
+            acted = action is not None and not action.cancelled() and action.exception() is None
+            if acted and not t.finished and not app_settings.CONTINUE_RUNS_AFTER_DISCONNECT:
                 # The client went away mid-run: its Stop (``abortRun()``).
                 run = {"run_id": t.ours} if t.ours else {}
                 await detached(actions.cancel(self.visitor, run))

@@ -97,6 +97,22 @@ async def test_a_thread_opened_mid_run_follows_it_to_its_end(alice_cookie, sessi
     assert text_of([*head, *await first.events()]) == "Half, then the rest."
 
 
+async def test_leaving_a_thread_only_opened_stops_nothing_another_client_watches(
+    alice_cookie, session_id
+):
+    gate = asyncio.Event()
+    chat_agent.script(streamed_reply("Still here.", gate=gate))
+    asking = AgUiRequest(run_input(session_id, "Hi"), alice_cookie)
+    head = await asking.events_until("TEXT_MESSAGE_CONTENT")
+    opening = AgUiRequest(run_input(session_id), alice_cookie)
+    await opening.events_until("MESSAGES_SNAPSHOT")
+    await opening.close()
+    gate.set()
+    rest = await asking.events()
+    assert (text_of([*head, *rest]), types(rest)[-1]) == ("Still here.", "RUN_FINISHED")
+    assert await run_statuses(session_id) == ["completed"]
+
+
 async def test_approvals_are_interrupts_that_resume_answers(alice_cookie, session_id):
     chat_agent.script(
         streamed_reply("", tool_calls=approval_agent.two_payments()),
