@@ -7,6 +7,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 
+from tests.protocols.ag_ui.live import server  # noqa: F401 - the live tests' daphne
 from tests.protocols.ag_ui.requests import AgUiRequest
 from tests.websocket.conftest import alice, alice_cookie, bob_cookie, use_agent  # noqa: F401
 

@@ -1,21 +1,16 @@
 """AG-UI's own client against a live server: ``@ag-ui/client``'s ``HttpAgent`` in Node,
-on daphne serving the test project (the demo agent: a real Runner on a scripted model).
+on a live server (``live.py``).
 
 A streamed reply arrives in pieces, over time; a tool call and its result arrive and
 land in the client's messages; ``abortRun()`` stops the run, whose stored history stays
-valid; another user's client gets nothing of the thread. The client is installed by
-``bin/test`` (``npm ci`` of ``client/package-lock.json`` into ``.cache/ag-ui-client``).
+valid; another user's client gets nothing of the thread; the docs' client block runs.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-import shutil
 import subprocess
-import uuid
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -24,48 +19,26 @@ from django_agent_sessions import DjangoSession
 from tests.conversations import run_statuses
 from tests.daphne_workers import Worker
 from tests.live_clients import LiveSseTab
-from tests.processes import REPO_ROOT, worker_env
+from tests.processes import REPO_ROOT
+from tests.protocols.ag_ui import live
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.once]
 
-CLIENT = Path(__file__).parent / "client" / "agent.mjs"
-MODULES = REPO_ROOT / ".cache" / "ag-ui-client"
-CSRF = "c" * 32
-
-
-@pytest.fixture(scope="module")
-def server(django_db_setup, django_db_blocker, tmp_path_factory) -> Iterator[Worker]:
-    """One daphne for the module's tests (each test's users and rows are its own)."""
-    if not (MODULES / "node_modules" / "@ag-ui" / "client").is_dir():
-        pytest.fail(f"@ag-ui/client is not installed in {MODULES}: run bin/test")
-    if shutil.which("node") is None:
-        pytest.fail("Node is not installed")
-    with django_db_blocker.unblock():
-        env = worker_env(
-            AGENT_SESSIONS_TEST_AGENT="tests.chat_agent.make_demo_agent",
-            AGENT_SESSIONS_CHANNEL_PREFIX=f"agui-{uuid.uuid4().hex[:8]}:",
-            # Deltas flushed as the model writes them (10 ms apart): the pieces are seen.
-            AGENT_SESSIONS_TEST_SETTINGS=json.dumps({"DELTA_FLUSH_SECONDS": 0.005}),
-        )
-    worker = Worker(env, tmp_path_factory.mktemp("ag-ui") / "daphne.log")
-    try:
-        worker.start()
-        yield worker
-    finally:
-        worker.close()
-
-
-def _cookie(session_cookie: bytes) -> str:
-    return f"csrftoken={CSRF}; {session_cookie.decode()}"
+CLIENT = live.CLIENT_DIR / "agent.mjs"
 
 
 async def _client(server: Worker, cookie: str, *steps: dict[str, Any]) -> dict[str, Any]:
     """Runs the plan's steps in one Node process; each step's outcome by name."""
-    plan = {"url": f"{server.url}/ag-ui/", "cookie": cookie, "csrf": CSRF, "steps": list(steps)}
+    plan = {
+        "url": f"{server.url}/ag-ui/",
+        "cookie": cookie,
+        "csrf": live.CSRF,
+        "steps": list(steps),
+    }
     process = await asyncio.create_subprocess_exec(
         "node",
         str(CLIENT),
-        str(MODULES),
+        str(live.MODULES),
         json.dumps(plan),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -84,7 +57,7 @@ async def test_a_reply_and_a_tool_call_arrive_as_the_client_expects(
 ):
     done = await _client(
         server,
-        _cookie(alice_cookie),
+        live.cookie(alice_cookie),
         {"name": "weather", "thread": session_id, "text": "weather?"},
         {"name": "reopened", "thread": session_id},
     )
@@ -118,7 +91,7 @@ async def test_a_reply_and_a_tool_call_arrive_as_the_client_expects(
 async def test_abort_stops_the_run_and_another_user_gets_nothing(
     server, alice_cookie, bob_cookie, session_id
 ):
-    alice = _cookie(alice_cookie)
+    alice = live.cookie(alice_cookie)
     watcher = await LiveSseTab(server.port, session_id, alice).open()
     assert (await watcher.frame())["type"] == "history"
     done = await _client(
@@ -138,7 +111,7 @@ async def test_abort_stops_the_run_and_another_user_gets_nothing(
 
     bob = await _client(
         server,
-        _cookie(bob_cookie),
+        live.cookie(bob_cookie),
         {"name": "send", "thread": session_id, "text": "hello?"},
         {"name": "open", "thread": session_id},
     )
@@ -151,7 +124,14 @@ async def test_abort_stops_the_run_and_another_user_gets_nothing(
 
 async def test_the_docs_client_block_runs_as_written(server, alice_cookie, session_id):
     doc = REPO_ROOT / "docs" / "protocols" / "ag-ui.md"
-    args = [str(MODULES), str(doc), server.url, _cookie(alice_cookie), CSRF, session_id]
+    args = [
+        str(live.MODULES),
+        str(doc),
+        server.url,
+        live.cookie(alice_cookie),
+        live.CSRF,
+        session_id,
+    ]
     process = await asyncio.create_subprocess_exec(
         "node",
         str(CLIENT.with_name("snippet.mjs")),
