@@ -13,11 +13,15 @@ from tests import import_graph
 from tests.import_graph import PACKAGE, PACKAGE_DIR
 
 SHARED = f"{PACKAGE}.streaming"
-TRANSPORT_PACKAGES = [f"{PACKAGE}.websocket", f"{PACKAGE}.sse"]
+# The adapters of other chat protocols (``protocols/``) are transports too.
+TRANSPORT_PACKAGES = [f"{PACKAGE}.websocket", f"{PACKAGE}.sse", f"{PACKAGE}.protocols"]
 # What a transport may use besides its own package and the shared one: the app's public
 # API, the HTTP streams' channel layers, and one hop for the HTTP visitor's lookup.
 PUBLIC_API = {PACKAGE, f"{PACKAGE}.conf", f"{PACKAGE}.exceptions"}
 TRANSPORT_EXTRAS = {f"{PACKAGE}.layers", f"{PACKAGE}.store.hops"}
+# An adapter is an HTTP transport over the chat's: it builds its visitor, and runs its
+# database work, as the chat's HTTP views do (``sse.visitor``, ``sse.views.detached``).
+PROTOCOL_EXTRAS = {f"{PACKAGE}.sse.visitor", f"{PACKAGE}.sse.views"}
 # Who may import the shared package: the transports, the public API (``AgentRunContext``),
 # the app config (its checks), the public re-export of the consumer, the draining ASGI
 # wrapper, the sweep command, and what starts runs from code: the scheduler and the
@@ -35,8 +39,9 @@ SHARED_DOORS = {
 SHARED_CHECKS = f"{SHARED}.checks"
 # The websocket transport is its consumer and routes; everything else is shared.
 WEBSOCKET_MODULES = {"__init__", "consumer", "routing"}
-# The transports (and the chat page's views): they decode, authorise, call and encode.
-TRANSPORTS = [PACKAGE_DIR / "websocket", PACKAGE_DIR / "sse", PACKAGE_DIR / "chat"]
+# The transports (the chat page's views and the protocols' adapters too): they decode,
+# authorise, call and encode.
+TRANSPORTS = [PACKAGE_DIR / name for name in ("websocket", "sse", "chat", "protocols")]
 # What only store/ (and the models' own managers) may do with the ORM.
 WRITES = {"update", "create", "bulk_create", "delete", "select_for_update", "get_or_create"}
 REPO_DIR = PACKAGE_DIR.parent
@@ -63,7 +68,8 @@ def test_the_transports_import_only_the_shared_package_and_the_public_api():
     for transport in TRANSPORT_PACKAGES:
         imported = {t for m, targets in graph.items() if _in(m, transport) for t in targets}
         outside = {t for t in imported if not _in(t, transport) and not _in(t, SHARED)} - PUBLIC_API
-        assert outside - TRANSPORT_EXTRAS == set(), transport
+        extras = TRANSPORT_EXTRAS | (PROTOCOL_EXTRAS if transport.endswith("protocols") else set())
+        assert outside - extras == set(), transport
 
 
 def test_the_shared_package_imports_neither_transport():

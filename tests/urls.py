@@ -4,4 +4,5 @@ from django.urls import include, path
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("chat/", include("django_agent_sessions.urls")),
+    path("ag-ui/", include("django_agent_sessions.protocols.ag_ui.urls")),
 ]

@@ -1,0 +1,1 @@
+"""Adapters of other projects' chat protocols over the same runs."""
