@@ -4,4 +4,5 @@ from django.urls import include, path
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("chat/", include("django_agent_sessions.urls")),
+    path("ai-sdk/", include("django_agent_sessions.protocols.ai_sdk.urls")),
 ]
