@@ -47,7 +47,8 @@ def ui_messages(
             messages.append(runs[run_id].message)
         waiting = runs[run_id]
         waiting.apply(waiting.writer.approval_requested(call))
-    return messages
+    # A run stopped before it said anything left a note of nothing: no message.
+    return [message for message in messages if message["parts"] or message["role"] == "user"]
 
 
 def user_message(item: dict[str, Any], file_url: FileUrl) -> dict[str, Any]:

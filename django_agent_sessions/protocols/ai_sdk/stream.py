@@ -68,7 +68,8 @@ class ChatStream:
         return self.writer.run_id is not None
 
     async def open(self) -> None:
-        """Follow the conversation (its history frame read); raises what opening raised
+        """Follow the conversation, until its first history frame (which a run in
+        flight answers with its catch-up); raises what opening raised
         (``SessionOwnershipError``: someone else's since the visitor was found)."""
         loop = self._loop = asyncio.get_running_loop()
         self._opened = loop.create_future()
@@ -128,8 +129,7 @@ class ChatStream:
     async def _follow(self) -> None:
         assert self._opened is not None
         try:
-            await self.follower.open()
-            self._opened.set_result(None)
+            await self.follower.open()  # its history frame may come later (a catch-up)
             while True:
                 await self.follower.handle(await self.io.next_message())
         except asyncio.CancelledError:
@@ -182,8 +182,10 @@ class ChatStream:
     def _on_history(self, frame: dict[str, Any]) -> None:
         active = frame.get("active_run")
         if self.following:
-            self._recovered(frame)
-        elif self.resume and active is not None and not self._opened_done():
+            return self._recovered(frame)
+        if self._opened is None or self._opened.done():
+            return  # (a later one, before the request's run: nothing of it is shown)
+        if self.resume and active is not None:
             # Resuming is replaying (``DefaultChatTransport.resumeStreamIsReplay``): the
             # run from its start, what it did so far first.
             chunks = self.writer.begin(str(active["run_id"]))
@@ -192,6 +194,7 @@ class ChatStream:
             if active.get("text"):
                 chunks += self.writer.text(active["text"])
             self._write(chunks)
+        self._opened.set_result(None)
 
     def _recovered(self, frame: dict[str, Any]) -> None:
         """A history frame while following: the follower lost track of the run and
@@ -216,9 +219,6 @@ class ChatStream:
         error = {"code": (last.get("error") or {}).get("code", "agent_error"), "message": ""}
         end = {"type": f"run.{status}", "error": error} if status else {"type": "run.completed"}
         self._write([*chunks, *self.writer.end(end)])
-
-    def _opened_done(self) -> bool:
-        return self._opened is not None and self._opened.done()
 
     async def _last_request(self, frame: dict[str, Any]) -> bool:
         """Whether the run now waits with this as its last request: its record says so

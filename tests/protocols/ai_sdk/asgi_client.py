@@ -21,9 +21,15 @@ class Call:
 
     opened: list[Call] = []  # ended after each test (see conftest)
 
-    def __init__(self, method: str, url: str, cookie: bytes | None, body: Any = None) -> None:
-        data = b"" if body is None else json.dumps(body).encode()
-        headers = [(b"content-type", b"application/json"), (b"x-csrftoken", CSRF_TOKEN.encode())]
+    def __init__(
+        self, method: str, url: str, cookie: bytes | None, body: Any = None, *, csrf: bool = True
+    ) -> None:
+        data = (
+            body if isinstance(body, bytes) else b"" if body is None else json.dumps(body).encode()
+        )
+        headers = [(b"content-type", b"application/json")]
+        if csrf:
+            headers.append((b"x-csrftoken", CSRF_TOKEN.encode()))
         self.response = Response()
         self._body = data
         self._asked = False
