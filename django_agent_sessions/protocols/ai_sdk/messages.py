@@ -35,15 +35,16 @@ def ui_messages(
             assistant = None
             messages.append(user_message(item, file_url))
             continue
-        message_id = item.get("run_id") or f"item-{item.get('id')}"
-        if assistant is None or assistant.message["id"] != message_id:
-            assistant = runs[message_id] = _Assistant(message_id)
+        run_id = item.get("run_id")  # None: stored by other code (imported, a script)
+        if assistant is None or assistant.run_id != run_id:
+            assistant = _Assistant(run_id or f"item-{item.get('id')}", run_id)
+            runs[assistant.message["id"]] = assistant
             messages.append(assistant.message)
         assistant.add(item)
     for call in pending:
         run_id = str(call.get("run_id"))
         if run_id not in runs:  # its run stored nothing before it paused
-            runs[run_id] = _Assistant(run_id)
+            runs[run_id] = _Assistant(run_id, run_id)
             messages.append(runs[run_id].message)
         waiting = runs[run_id]
         waiting.apply(waiting.writer.approval_requested(call))
@@ -74,7 +75,8 @@ def user_message(item: dict[str, Any], file_url: FileUrl) -> dict[str, Any]:
 class _Assistant:
     """One assistant message being built from its run's items."""
 
-    def __init__(self, message_id: str) -> None:
+    def __init__(self, message_id: str, run_id: str | None) -> None:
+        self.run_id = run_id
         self.message: dict[str, Any] = {"id": message_id, "role": "assistant", "parts": []}
         self.writer = PartWriter()
         self._open: dict[str, dict[str, Any]] = {}  # text and reasoning parts, by chunk id
@@ -105,9 +107,8 @@ class _Assistant:
                 parts.append({**part, "state": "input-available", "input": chunk["input"]})
                 self._tools[chunk["toolCallId"]] = parts[-1]
             elif kind == "tool-output-available":
-                self._tools[chunk["toolCallId"]].update(
-                    state="output-available", output=chunk["output"]
-                )
+                tool = self._tools[chunk["toolCallId"]]
+                tool.update(state="output-available", output=chunk["output"])
             elif kind == "tool-approval-request":
                 tool = self._tools[chunk["toolCallId"]]
                 tool.update(state="approval-requested", approval={"id": chunk["approvalId"]})
