@@ -19,7 +19,12 @@ from tests.daphne_workers import Worker
 from tests.protocols.ai_sdk.agent import LONG
 from tests.protocols.ai_sdk.live import CSRF, esbuild, in_a_thread, signed_in
 
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.once, pytest.mark.browser]
+pytestmark = [
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.once,
+    pytest.mark.browser,
+    pytest.mark.long(25),
+]
 
 PAGE = b"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8">

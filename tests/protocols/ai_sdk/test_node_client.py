@@ -17,7 +17,7 @@ from tests.conversations import run_statuses
 from tests.daphne_workers import Worker
 from tests.protocols.ai_sdk.live import CSRF, cookie_of, esbuild
 
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.once]
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.once, pytest.mark.long(10)]
 
 
 def drive(program: Path, server: Worker, cookie: str, chat_id: str) -> dict[str, Any]:
