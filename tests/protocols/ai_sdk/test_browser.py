@@ -167,6 +167,28 @@ def test_a_reload_mid_reply_resumes_to_the_stored_text(
     assert stored(session_id)[-1]["content"][0]["text"] == reply_text(page) == LONG
 
 
+def test_approvals_are_decided_on_the_page_and_the_run_goes_on(
+    open_chat: Any, make_user: Any, session_id: str
+) -> None:
+    page = open_chat(signed_in(make_user, "ann"), session_id)
+    send(page, "pay")
+    page.wait_for_selector("[data-status=ready]")
+    assert page.get_by_role("button", name="Approve").count() == 2
+    assert statuses_become(session_id, ["waiting"]) == ["waiting"]
+    save_screenshot(page, "ai-sdk-use-chat-approvals")
+    page.get_by_role("button", name="Approve").first.click()
+    page.get_by_role("button", name="Reject").last.click()  # (Bob's: Ann's was decided)
+    page.wait_for_function(
+        "() => document.querySelectorAll('[data-part=tool][data-state=output-available]')"
+        ".length === 2 && document.querySelector('[data-status=ready]')"
+    )
+    assert statuses_become(session_id, ["completed"]) == ["completed"]
+    outputs = {i["call_id"]: i["output"] for i in stored(session_id) if "output" in i}
+    assert outputs["call-ann"] == "sent 5 to ann"
+    assert outputs["call-bob"] != "sent 7 to bob"  # rejected: the tool never ran
+    assert reply_text(page).startswith("Done: sent 5 to ann; ")
+
+
 def test_another_user_gets_nothing_of_the_chat(
     open_chat: Any, make_user: Any, session_id: str, chat_server: Worker
 ) -> None:
