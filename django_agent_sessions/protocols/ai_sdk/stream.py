@@ -153,6 +153,8 @@ class ChatStream:
     def _end(self) -> None:
         self._out.put_nowait(DONE)
         self._out.put_nowait(_END)
+        if self._opened is not None and not self._opened.done():
+            self._opened.set_result(None)  # ended before any history (a drain): open no more
 
     def _write(self, chunks: list[Chunk]) -> None:
         for chunk in chunks:
