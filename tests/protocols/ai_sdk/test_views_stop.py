@@ -91,5 +91,7 @@ async def test_the_explicit_stop_cancels_a_run_that_continues_after_a_disconnect
     assert await run_statuses(session_id) == ["cancelled"]
 
 
-async def test_nothing_to_resume_is_204(alice_cookie, session_id):
+async def test_nothing_to_resume_is_204_and_a_new_chat_loads_empty(alice_cookie, session_id):
     assert await get(session_id, "stream", alice_cookie).status() == 204
+    assert await get(session_id, "messages", alice_cookie).body() == []
+    assert await run_statuses(session_id) == []  # opening a new id writes nothing
