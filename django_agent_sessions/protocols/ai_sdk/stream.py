@@ -129,7 +129,9 @@ class ChatStream:
     async def _follow(self) -> None:
         assert self._opened is not None
         try:
-            await self.follower.open()  # its history frame may come later (a catch-up)
+            # Its history frame may come later (a catch-up). On a new id, no second
+            # lookup: the request's own message opens the conversation next.
+            await self.follower.open(look_again=False)
             while True:
                 await self.follower.handle(await self.io.next_message())
         except asyncio.CancelledError:
@@ -185,18 +187,26 @@ class ChatStream:
         active = frame.get("active_run")
         if self.following:
             return self._recovered(frame)
-        if self._opened is None or self._opened.done():
-            return  # (a later one, before the request's run: nothing of it is shown)
-        if self.resume and active is not None:
-            # Resuming is replaying (``DefaultChatTransport.resumeStreamIsReplay``): the
-            # run from its start, what it did so far first.
-            chunks = self.writer.begin(str(active["run_id"]))
-            for item in active.get("items", []):
-                chunks += self.writer.item(item)
-            if active.get("text"):
-                chunks += self.writer.text(active["text"])
-            self._write(chunks)
-        self._opened.set_result(None)
+        if self._opened is None:
+            return
+        if not self._opened.done():  # the first: what the conversation holds
+            if self.resume and active is not None:
+                self._catch_up(active)
+            return self._opened.set_result(None)
+        if self._acting and active is not None:
+            # The request's run, joined late (the message opened a conversation created
+            # meanwhile, announced through the layer): its catch-up.
+            self._catch_up(active)
+
+    def _catch_up(self, active: dict[str, Any]) -> None:
+        """A run in flight from its start, what it did so far first: resuming is
+        replaying (``DefaultChatTransport.resumeStreamIsReplay``)."""
+        chunks = self.writer.begin(str(active["run_id"]))
+        for item in active.get("items", []):
+            chunks += self.writer.item(item)
+        if active.get("text"):
+            chunks += self.writer.text(active["text"])
+        self._write(chunks)
 
     def _recovered(self, frame: dict[str, Any]) -> None:
         """A history frame while following: the follower lost track of the run and
