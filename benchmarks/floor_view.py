@@ -13,7 +13,8 @@ does (``sse.views.detached``): on the request's own thread each of 200 chats wou
 connection of its own, past PostgreSQL's ``max_connections`` in ``bin/services.sh``.
 
 This module is the benchmark worker's URLconf: ``POST /_bench/floor/<session_id>/`` with
-``{"text": ...}``, ``POST /_bench/settle/`` (``settling``), then the example project's
+``{"text": ...}``, ``POST /_bench/settle/`` (``settling``), the AI SDK adapter's
+(``ai-sdk/``, compared with the floor in the same rounds), then the example project's
 own URLs.
 """
 
@@ -30,7 +31,7 @@ from agents import Runner
 from agents.stream_events import RawResponsesStreamEvent
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.http.response import HttpResponseBase
-from django.urls import path
+from django.urls import include, path
 from django.views.decorators.csrf import csrf_protect
 from django.views.decorators.http import require_POST
 
@@ -100,6 +101,7 @@ def _event(content: dict[str, Any]) -> str:
 
 urlpatterns = [
     path("_bench/floor/<str:session_id>/", floor),
+    path("ai-sdk/", include("django_agent_sessions.protocols.ai_sdk.urls")),
     *settling.urlpatterns,
     *example_urlpatterns,
 ]

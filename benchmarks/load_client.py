@@ -16,7 +16,7 @@ from collections.abc import Coroutine
 from dataclasses import dataclass
 from typing import Any
 
-from benchmarks import non_reader_cost, sse_client
+from benchmarks import ai_sdk_client, non_reader_cost, sse_client
 from benchmarks.client_result import ClientResult, record_frame
 from benchmarks.daphne_worker import Server, open_socket
 from benchmarks.non_reader_cost import FULL_PACE_RUN
@@ -104,6 +104,8 @@ def _chat(
         return sse_client.chat(server.port, cookie, text, go, timeout)
     if transport == "floor":
         return sse_client.floor_chat(server.port, cookie, text, go, timeout)
+    if transport == "ai-sdk":
+        return ai_sdk_client.chat(server.port, cookie, text, go, timeout)
     return chat(server, cookie, text, go, timeout)
 
 

@@ -172,6 +172,7 @@ def _sse_against_websocket(results: list[dict[str, Any]], smoke: bool) -> list[d
 _TTFT = ("ttft_p50_ms", "ttft_p99_ms")
 _COMPARISONS = (
     (transport_compare.SSE, transport_compare.FLOOR, True),
+    (transport_compare.AI_SDK, transport_compare.FLOOR, True),
     (transport_compare.WEBSOCKET, transport_compare.FLOOR, False),
     (transport_compare.SSE, transport_compare.WEBSOCKET, False),
 )
@@ -179,6 +180,7 @@ _SHORT = {
     transport_compare.SSE: "SSE",
     transport_compare.FLOOR: "the floor view",
     transport_compare.WEBSOCKET: "the websocket",
+    transport_compare.AI_SDK: "the AI SDK adapter",
 }
 
 

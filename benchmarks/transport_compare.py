@@ -40,6 +40,7 @@ from benchmarks.load_client import Scenario, run_scenario
 WEBSOCKET = "websocket, paired"  # the websocket's results of the paired rounds
 SSE = "sessions, SSE"
 FLOOR = "floor view"  # benchmarks.floor_view: the least an HTTP chat pays
+AI_SDK = "AI SDK adapter"  # protocols/ai_sdk: the floor's shape, a POST streaming its run
 COMPARED = ("50 x 200 tokens @ 20 ms", "200 x 200 tokens @ 20 ms")
 SMOKE_COMPARED = ("5 x 20 tokens @ 5 ms",)
 ROUNDS = 10
@@ -49,7 +50,7 @@ _COST_MESSAGES = 300
 Send = Callable[[int], Awaitable[None]]  # sends that many messages, one at a time
 
 
-TRANSPORTS = ((WEBSOCKET, "websocket"), (SSE, "sse"), (FLOOR, "floor"))
+TRANSPORTS = ((WEBSOCKET, "websocket"), (SSE, "sse"), (FLOOR, "floor"), (AI_SDK, "ai-sdk"))
 
 
 async def paired_rounds(

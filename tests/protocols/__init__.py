@@ -1,0 +1,1 @@
+"""Tests of the front-end protocol adapters (``django_agent_sessions/protocols/``)."""

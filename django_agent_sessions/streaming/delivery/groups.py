@@ -73,14 +73,22 @@ class Groups:
     def channel(self) -> str:
         return self.socket.channel_name
 
-    async def wait_for_creation(self, session_id: str, owner_id: Any) -> int | None:
+    async def wait_for_creation(
+        self, session_id: str, owner_id: Any, *, look_again: bool = True
+    ) -> int | None:
         """Wait in the new id's pending group. Returns the conversation's primary key
         if it was created meanwhile (after the caller found no conversation, before
         this socket waited: nobody will announce it to this socket), else None. Raises
-        ``SessionOwnershipError`` if someone else created it."""
+        ``SessionOwnershipError`` if someone else created it.
+
+        ``look_again=False``: no second lookup (one hop less), for a follower whose own
+        message comes next: a conversation created meanwhile is then opened by that
+        message, which announces it through the layer (or is refused)."""
         self._pending = pending_group_name(session_id, owner_id)
         _waiting_here.setdefault(self._pending, {})[self.channel] = self._created_here
         await layer.retrying(self.layer.group_add, self._pending, self.channel)
+        if not look_again:
+            return None
         found = await conversations.afind_conversation(session_id, owner_id=owner_id)
         return None if found is None else found.pk
 

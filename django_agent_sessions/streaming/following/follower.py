@@ -86,9 +86,10 @@ class Follower:
         """A timer's message, into this tab's own inbox (works while the layer is down)."""
         self.io.deliver_local(message)
 
-    async def open(self, resume: tuple[str, int] | None = None) -> None:
+    async def open(self, resume: tuple[str, int] | None = None, *, look_again: bool = True) -> None:
         """Join the conversation and send its state; on a new id, wait for its creation.
-        ``resume``: the ``(run_id, seq)`` the tab showed last (``replay``).
+        ``resume``: the ``(run_id, seq)`` the tab showed last (``replay``); ``look_again``:
+        see ``Groups.wait_for_creation`` (False: the tab's own message comes next).
 
         Raises ``SessionOwnershipError`` when someone else created the id meanwhile.
         """
@@ -100,7 +101,7 @@ class Follower:
         conversation_pk = self.visitor.conversation_pk
         if conversation_pk is None:
             conversation_pk = await self.membership.wait_for_creation(
-                self.visitor.session_id, self.visitor.owner_id
+                self.visitor.session_id, self.visitor.owner_id, look_again=look_again
             )
         if conversation_pk is None:
             await history.send_empty_frame(self.send_json)

@@ -9,11 +9,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
+from asgiref.sync import sync_to_async
 
 from django_agent_sessions.layers.local import LocalChannelLayer
 from django_agent_sessions.streaming.delivery import fanout, groups
 from django_agent_sessions.streaming.delivery.groups import Groups
 from django_agent_sessions.streaming.delivery.socket_io import SocketIO
+from tests.conversations import make_conversation
 
 # Waiting on a new id looks the conversation up once more (created meanwhile?).
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -100,3 +102,22 @@ async def test_only_the_owners_tabs_are_told():
     assert bobs.io.pending == 0
     for tab in (alices, bobs):
         await tab.membership.leave(tell_the_run=False)
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_a_tab_whose_own_message_comes_next_waits_without_looking_again(make_user):
+    """``look_again=False``: one hop less; a conversation created meanwhile is left to
+    the tab's message (it opens it and announces it through the layer)."""
+    alice = await sync_to_async(make_user)("alice")
+    await sync_to_async(make_conversation)(SESSION_ID, [], owner=alice)
+    layer = LocalChannelLayer()
+    tab = Tab(layer, "tab-2")
+    assert await tab.membership.wait_for_creation(SESSION_ID, alice.pk) is not None
+    other = Tab(layer, "tab-3")
+    found = await other.membership.wait_for_creation(SESSION_ID, alice.pk, look_again=False)
+    assert found is None
+    await groups.announce_creation(layer, SESSION_ID, alice.pk, 42, created=False)
+    assert (await other.next())["conversation_pk"] == 42  # through the layer
+    for waiting_tab in (tab, other):
+        await waiting_tab.membership.leave(tell_the_run=False)
+        waiting_tab.io.close()
