@@ -84,8 +84,8 @@ class AgentSession(models.Model):
         _("title source"),
         max_length=8,
         choices=TitleSource.choices,
-        default=TitleSource.FIRST_MESSAGE,
-        db_default=TitleSource.FIRST_MESSAGE,
+        default="",  # TitleSource.FIRST_MESSAGE
+        db_default="",
         blank=True,
     )
 

@@ -39,8 +39,13 @@ class AgentSessionAdmin(_ModelAdmin):
     # for these columns only.
     list_display = ("session_id", "owner", "title", "item_count", "updated_at")
     list_select_related = ("owner",)
-    list_filter = (("updated_at", admin.DateFieldListFilter), listing.OwnerFilter, "pinned")
-    list_filter += (listing.ArchivedFilter, listing.AgentFilter)
+    list_filter = (
+        ("updated_at", admin.DateFieldListFilter),
+        listing.OwnerFilter,
+        "pinned",
+        listing.ArchivedFilter,
+        listing.AgentFilter,
+    )
     date_hierarchy = "updated_at"
     ordering = ("-updated_at",)
     list_per_page = 50

@@ -63,7 +63,8 @@ def with_agent(rows: QuerySet[AgentSession], agent: str) -> QuerySet[AgentSessio
     """The conversations of ``rows`` with a run of ``agent`` (an ``EXISTS`` that the
     runs' (conversation, start) index answers)."""
     runs = AgentRun.objects.filter(session_id=OuterRef("pk"), agent_name=agent)
-    return rows.filter(Exists(runs))
+    filtered: QuerySet[AgentSession] = rows.filter(Exists(runs))
+    return filtered
 
 
 def recent_agents(runs: int = RECENT_RUNS) -> list[str]:
