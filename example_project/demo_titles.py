@@ -7,10 +7,9 @@ from __future__ import annotations
 import re
 
 # Words that say nothing about a conversation's subject.
-_FILLER = frozenset(
-    "a an and are can could do does for hello hey hi how i in is it me my of on or please "
-    "the to what what's whats when where which who why will with would you your".split()
-)
+_FILLER_WORDS = "a an and are can could do does for hello hey hi how i in is it me my of on or "
+_FILLER_WORDS += "please the to what what's whats when where which who why will with would you your"
+_FILLER = frozenset(_FILLER_WORDS.split(" "))
 WORDS = 5
 
 
