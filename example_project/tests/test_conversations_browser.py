@@ -1,6 +1,7 @@
 """Keeping conversations in headless Chromium: a model title appears after the first
 exchange (the demo's, offline), and pin, archive ("Show archived") and the agent filter
-change the sidebar's list and what the search finds; desktop and phone, axe-clean."""
+change the sidebar's list and what the search finds; desktop and phone, axe-clean, on
+both transports."""
 
 from __future__ import annotations
 
@@ -29,11 +30,14 @@ from tests.browser import axe_violations
 pytestmark = pytest.mark.browser
 
 
-@pytest.fixture(scope="module")
-def titles_server(server_database: ServerDatabase, log_dir: Path) -> Iterator[DaphneServer]:
-    """The example project with its offline titles on (the other servers switch them off)."""
+@pytest.fixture(scope="module", params=["websocket", "sse"])
+def titles_server(
+    request: Any, server_database: ServerDatabase, log_dir: Path
+) -> Iterator[DaphneServer]:
+    """The example project with its offline titles on (the other servers switch them off),
+    for each transport."""
     env = server_environment(server_database.url, DEMO_TITLES="1", RATE_LIMIT="120/m")
-    server = started_for("websocket", "titles", log_dir, env)
+    server = started_for(request.param, "titles", log_dir, env)
     yield server
     server.close()
 
