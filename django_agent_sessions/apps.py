@@ -23,6 +23,7 @@ class AgentSessionsConfig(AppConfig):
         from django_agent_sessions.streaming import checks as streaming_checks
         from django_agent_sessions.task_backends import checks as run_checks
         from django_agent_sessions.telemetry import checks as telemetry_checks
+        from django_agent_sessions.titles import checks as title_checks
 
         checks.register(app_checks.check_settings)
         checks.register(app_checks.check_databases, checks.Tags.database)
@@ -34,6 +35,7 @@ class AgentSessionsConfig(AppConfig):
         checks.register(telemetry_checks.check_telemetry)
         checks.register(schedule_checks.check_schedules)
         checks.register(run_checks.check_runs)
+        checks.register(title_checks.check_titles)
 
         # A deleted attachment row takes its stored file once its transaction commits,
         # whichever ORM delete removed it (store.attachments). Connecting is all this does.

@@ -15,6 +15,11 @@ from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
 from django_agent_sessions import serialization
+from django_agent_sessions.approvals.models import (  # its module: approvals/
+    REJECTED_CANCELLED as REJECTED_CANCELLED,
+)
+from django_agent_sessions.approvals.models import REJECTED_EXPIRED as REJECTED_EXPIRED
+from django_agent_sessions.approvals.models import ToolApproval as ToolApproval
 from django_agent_sessions.feedback.models import Feedback as Feedback  # its module: feedback/
 from django_agent_sessions.files.models import Attachment as Attachment  # its module: files/
 from django_agent_sessions.orders.models import RunOrder as RunOrder  # orders/
@@ -24,6 +29,12 @@ from django_agent_sessions.usage.models import RunModelUsage as RunModelUsage  #
 SESSION_ID_MAX_LENGTH = 255
 #: An untitled conversation is titled by the start of its first user message, this long.
 AUTOMATIC_TITLE_CHARS = 80
+
+
+class TitleSource(models.TextChoices):
+    FIRST_MESSAGE = "", _("first message")
+    MODEL = "model", _("model")
+    PERSON = "person", _("person")
 
 
 class AgentSession(models.Model):
@@ -61,6 +72,21 @@ class AgentSession(models.Model):
     )
     branched_at_item_id = models.BigIntegerField(
         _("branched at item"), null=True, blank=True, editable=False
+    )
+    # Kept by the person (store.keeping): pinned first in the list; archived out of the
+    # list and the search until asked for. Database defaults, so that a worker of the
+    # previous release, inserting without these columns during a deploy, still can.
+    pinned = models.BooleanField(_("pinned"), default=False, db_default=False)
+    archived_at = models.DateTimeField(_("archived"), null=True, blank=True)
+    # Who wrote the title: "" the start of the first message, "model", or "person". A
+    # model's title is written only while this is still "" (store.titles): a rename wins.
+    title_source = models.CharField(
+        _("title source"),
+        max_length=8,
+        choices=TitleSource.choices,
+        default="",  # TitleSource.FIRST_MESSAGE
+        db_default="",
+        blank=True,
     )
 
     class Meta:
@@ -228,72 +254,3 @@ class AgentRun(models.Model):
 
     def __str__(self) -> str:
         return f"{self.agent_name or 'run'} {self.run_id} ({self.status})"
-
-
-# ToolApproval.reason of a call rejected because its run ended without a decision.
-REJECTED_EXPIRED = "expired"
-REJECTED_CANCELLED = "cancelled"
-
-
-class ToolApproval(models.Model):
-    """One tool call of a run that waits for a person's decision, and that decision.
-
-    ``decision`` is set once, by a conditional ``UPDATE ... WHERE decision IS NULL``: when
-    two tabs decide the same call at once, the database lets exactly one of them count.
-    A call rejected because its run expired or was cancelled has no ``decided_by`` and a
-    ``reason``.
-    """
-
-    class Decision(models.TextChoices):
-        APPROVED = "approved", _("approved")
-        REJECTED = "rejected", _("rejected")
-
-    class Reason(models.TextChoices):
-        PERSON = "", _("decided by a person")
-        EXPIRED = REJECTED_EXPIRED, _("expired")
-        CANCELLED = REJECTED_CANCELLED, _("run cancelled")
-
-    id = models.BigAutoField(primary_key=True)
-    run = models.ForeignKey(
-        AgentRun,
-        verbose_name=_("run"),
-        on_delete=models.CASCADE,
-        related_name="approvals",
-        # The unique (run, call_id) constraint's index serves every lookup by run.
-        db_index=False,
-    )
-    call_id = models.CharField(_("call id"), max_length=255)
-    name = models.CharField(_("tool"), max_length=255)
-    arguments = models.TextField(_("arguments"), blank=True)
-    # What the tool does (its description when the run paused): what a person decides on.
-    description = models.TextField(_("tool description"), blank=True)
-    requested_at = models.DateTimeField(_("requested"), default=timezone.now)
-    # NULL while pending: "decided" is "decision IS NOT NULL", which the race relies on.
-    decision = models.CharField(  # noqa: DJ001
-        _("decision"), max_length=16, choices=Decision.choices, null=True, blank=True
-    )
-    reason = models.CharField(
-        _("reason"), max_length=16, choices=Reason.choices, default="", blank=True
-    )
-    # Sent to the model as the tool's output when the call is rejected.
-    message = models.TextField(_("message"), blank=True)
-    decided_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL,
-        verbose_name=_("decided by"),
-        null=True,
-        blank=True,
-        on_delete=models.SET_NULL,
-        related_name="+",
-    )
-    decided_at = models.DateTimeField(_("decided"), null=True, blank=True)
-
-    class Meta:
-        verbose_name = _("tool approval")
-        verbose_name_plural = _("tool approvals")
-        ordering = ["run", "id"]
-        constraints = [
-            models.UniqueConstraint(fields=["run", "call_id"], name="agent_approval_one_per_call")
-        ]
-
-    def __str__(self) -> str:
-        return f"{self.name} {self.call_id} ({self.decision or 'pending'})"

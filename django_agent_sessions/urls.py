@@ -10,7 +10,16 @@ from __future__ import annotations
 
 from django.urls import path
 
-from django_agent_sessions.chat import branching, budget, files, ratings, search, uploads, views
+from django_agent_sessions.chat import (
+    branching,
+    budget,
+    files,
+    keeping,
+    ratings,
+    search,
+    uploads,
+    views,
+)
 from django_agent_sessions.sse import views as sse
 
 app_name = "django_agent_sessions"
@@ -27,6 +36,7 @@ urlpatterns = [
     path("c/<str:session_id>/clear/", views.clear_conversation, name="clear"),
     path("c/<str:session_id>/rewind/", views.rewind_conversation, name="rewind"),
     path("c/<str:session_id>/branch/", branching.branch, name="branch"),
+    path("c/<str:session_id>/keep/", keeping.keep, name="keep"),
     path("c/<str:session_id>/events/", sse.events, name="events"),
     path("c/<str:session_id>/messages/", sse.messages, name="messages"),
     path("c/<str:session_id>/cancel/", sse.cancel, name="cancel"),

@@ -18,7 +18,8 @@ docs/example-project.md) sets:
   task backend, which the ``tasks-db`` extra installs) instead of the web workers.
 - ``OPENAI_API_KEY``, ``AGENT_MODEL``, ``OPENAI_BASE_URL``: a real model instead of the
   offline demo (read by ``example_project/agent.py``); ``DEMO_MODEL_DELAY``: seconds
-  between the demo model's words.
+  between the demo model's words; ``DEMO_TITLES`` (default on): titles after the first
+  exchange, by the demo offline, by the agent's model with a key (``0``: none).
 """
 
 from __future__ import annotations
@@ -208,6 +209,15 @@ def _caches() -> dict[str, Any]:
 
 CACHES = _caches()
 
+
+def _titles() -> Any:
+    if not _flag("DEMO_TITLES", True):
+        return None
+    return "agent" if os.environ.get("OPENAI_API_KEY") else {"FUNCTION": _DEMO_TITLES}
+
+
+_DEMO_TITLES = "example_project.demo_titles.title"
+
 AGENT_SESSIONS = {
     "AGENT": "example_project.agent.build_agent",
     # A reload (or a phone switching networks) drops the socket for a moment; the run
@@ -223,6 +233,9 @@ AGENT_SESSIONS = {
     "SSE_STREAM_SECONDS": _int_env("SSE_STREAM_SECONDS", 300) or 300,
     # What people may attach: the library's limits, files of up to UPLOAD_MAX_MB each.
     "ATTACHMENTS": {"MAX_UPLOAD_BYTES": (_int_env("UPLOAD_MAX_MB", 25) or 25) * 1024 * 1024},
+    # Titles after the first exchange (docs/conversations.md): the agent's model with an
+    # API key; offline, the demo's own (DEMO_TITLES, on by default).
+    "TITLES": _titles(),
     # Token budgets (docs/operations.md): TOKENS_PER_DAY per person, shown under the box.
     "QUOTAS": (
         {"TOKENS_PER_DAY": _int_env("TOKENS_PER_DAY", 0), "SHOW_REMAINING": True}

@@ -20,8 +20,7 @@ from django.utils.html import format_html, format_html_join
 from django.utils.translation import gettext_lazy as _
 
 from django_agent_sessions import retention, transfer
-from django_agent_sessions.admin import responses, transcript, transcript_find
-from django_agent_sessions.admin.listing import EstimatedCountPaginator, OwnerFilter
+from django_agent_sessions.admin import listing, responses, transcript, transcript_find
 from django_agent_sessions.admin.read_only import conversation_url
 from django_agent_sessions.files.models import Attachment
 from django_agent_sessions.files.serving import file_response
@@ -40,14 +39,20 @@ class AgentSessionAdmin(_ModelAdmin):
     # for these columns only.
     list_display = ("session_id", "owner", "title", "item_count", "updated_at")
     list_select_related = ("owner",)
-    list_filter = (("updated_at", admin.DateFieldListFilter), OwnerFilter)
+    list_filter = (
+        ("updated_at", admin.DateFieldListFilter),
+        listing.OwnerFilter,
+        "pinned",
+        listing.ArchivedFilter,
+        listing.AgentFilter,
+    )
     date_hierarchy = "updated_at"
     ordering = ("-updated_at",)
     list_per_page = 50
     show_full_result_count = False
     # Facet counts are COUNTs over the whole table, one per filter choice.
     show_facets = admin.ShowFacets.NEVER
-    paginator = EstimatedCountPaginator
+    paginator = listing.EstimatedCountPaginator
     fields = (
         *("session_id", "owner", "title", "metadata", "item_count", "created_at", "updated_at"),
         *("branched_from", "branched_at_item_id", "branch_links"),

@@ -1,4 +1,4 @@
-"""The conversation list's paginator and filter, and the kind of filter it is."""
+"""The conversation list's paginator and filters, and the kind of filter most are."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from django.http import HttpRequest
 from django.utils.functional import cached_property
 from django.utils.translation import gettext_lazy as _
 
-from django_agent_sessions.store import conversations
+from django_agent_sessions.store import conversations, keeping
 
 # Above this many rows an unfiltered PostgreSQL changelist shows the planner's estimate
 # instead of running COUNT(*) over the whole table.
@@ -56,3 +56,25 @@ class OwnerFilter(EmptyOrSetFilter):
     parameter_name = "has_owner"
     field = "owner"
     two_choices = (("yes", _("Has an owner"), False), ("no", _("No owner"), True))
+
+
+class ArchivedFilter(EmptyOrSetFilter):
+    title = _("archived")
+    parameter_name = "archived"
+    field = "archived_at"
+    two_choices = (("yes", _("Archived"), False), ("no", _("Not archived"), True))
+
+
+class AgentFilter(admin.SimpleListFilter):
+    """The conversations an agent ran in. Its choices are the agents of recent runs
+    (``store.keeping.recent_agents``: one query, however many runs are stored)."""
+
+    title = _("agent")
+    parameter_name = "agent"
+
+    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
+        return [(name, name) for name in keeping.recent_agents()]
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any]:
+        name = self.value()
+        return keeping.with_agent(queryset, name) if name else queryset

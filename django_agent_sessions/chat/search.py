@@ -1,5 +1,6 @@
 """The sidebar's search (``search.js``): the signed-in person's conversations whose title
-or messages hold the words of ``?q=`` (``store.search``), as JSON. A snippet is a list of
+or messages hold the words of ``?q=`` (``store.search``), as JSON; archived ones only
+with ``?archived=1`` (``store.keeping``). A snippet is a list of
 ``[text, match]`` pairs of plain text: the page marks the matches with text nodes."""
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ from django.http import HttpRequest, JsonResponse
 from django.urls import reverse
 from django.views.decorators.http import require_GET
 
-from django_agent_sessions.store import search as content
+from django_agent_sessions.store import keeping
 
 MAX_QUERY_CHARS = 200
 RESULTS = 20
@@ -22,7 +23,8 @@ def search(request: HttpRequest) -> JsonResponse:
     a message links to it (``#item-<id>``), a hit on a title to the conversation."""
     query = request.GET.get("q", "")[:MAX_QUERY_CHARS]
     results = []
-    for hit in content.search(request.user.pk, query, limit=RESULTS):
+    archived = request.GET.get("archived") == "1"  # the sidebar shows archived ones
+    for hit in keeping.search_kept(request.user.pk, query, RESULTS, archived=archived):
         url = reverse("django_agent_sessions:conversation", args=[hit.session_id])
         results.append(
             {

@@ -27,7 +27,7 @@ from django_agent_sessions.chat.budget import budget_of
 from django_agent_sessions.conf.transports import chat_transport
 from django_agent_sessions.files import storage as file_storage
 from django_agent_sessions.models import SESSION_ID_MAX_LENGTH
-from django_agent_sessions.store import feedback, owned
+from django_agent_sessions.store import feedback, keeping, owned
 
 #: The sidebar lists this many most recently active conversations.
 SIDEBAR_LIMIT = 50
@@ -68,7 +68,8 @@ def conversation(request: HttpRequest, session_id: str) -> HttpResponse:
         "session_id": session_id,
         "title": current[1] if current is not None else "",
         "saved": current is not None,
-        "conversations": _conversations_of(request.user),
+        "conversations": conversations_of(request.user),
+        "agents": keeping.agents_of(request.user.pk),  # the sidebar's filter (keeping.js)
         "socket_path": SOCKET_PATH.format(session_id=session_id),
         "transport": chat_transport(),
         "feedback_tags": json.dumps(feedback.allowed_tags()),  # the rating form's (ratings.js)
@@ -93,8 +94,16 @@ def _upload_limits() -> dict[str, Any]:
 @require_GET
 @login_required
 def conversation_list(request: HttpRequest) -> JsonResponse:
-    """The sidebar's data: the user's conversations, most recently active first."""
-    return JsonResponse({"conversations": _conversations_of(request.user)})
+    """The sidebar's data: the user's conversations, pinned first, then most recently
+    active; ``?archived=1`` with the archived ones, ``?agent=<name>`` only that agent's."""
+    archived = request.GET.get("archived") == "1"
+    agent = request.GET.get("agent", "")[:255] or None
+    return JsonResponse(
+        {
+            "conversations": conversations_of(request.user, archived=archived, agent=agent),
+            "agents": keeping.agents_of(request.user.pk),
+        }
+    )
 
 
 @require_POST
@@ -177,15 +186,19 @@ def _logged_out() -> JsonResponse:
     return JsonResponse({"error": _("Please log in again.")}, status=401)
 
 
-def _conversations_of(user: Any) -> list[dict[str, Any]]:
+def conversations_of(
+    user: Any, *, archived: bool = False, agent: str | None = None
+) -> list[dict[str, Any]]:
     return [
         {
             "id": row["session_id"],
             "title": row["title"] or _("Untitled conversation"),
             "updated_at": row["updated_at"].isoformat(),
+            "pinned": row["pinned"],
+            "archived": row["archived_at"] is not None,
             "url": reverse("django_agent_sessions:conversation", args=[row["session_id"]]),
         }
-        for row in owned.list_of(user, SIDEBAR_LIMIT)
+        for row in keeping.listed(user.pk, SIDEBAR_LIMIT, archived=archived, agent=agent)
     ]
 
 

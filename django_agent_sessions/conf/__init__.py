@@ -134,7 +134,11 @@ DEFAULTS: dict[str, Any] = {
     # (however many were missed), then goes on. A later firing still counts as on time
     # while the grace lasts, so keep the schedulers' wake interval well below it.
     "SCHEDULE_MISSED": "skip",
+    # Who titles a conversation after its first exchange (titles/settings.py): None, the
+    # start of the first message; "agent", the replying agent's model; {"MODEL": name};
+    # or {"FUNCTION": dotted path}. In the background, after the reply; a rename wins.
     "SCHEDULE_GRACE": "5min",
+    "TITLES": None,
 }
 
 

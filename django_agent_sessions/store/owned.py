@@ -20,6 +20,7 @@ from django_agent_sessions.models import (
     AgentRun,
     AgentSession,
     SessionItem,
+    TitleSource,
 )
 from django_agent_sessions.store import items
 from django_agent_sessions.store.conversations import delete_items_of
@@ -35,9 +36,9 @@ class Busy(Exception):
 
 
 def latest_of(user: Any) -> str | None:
-    """The id of the user's most recently active conversation."""
-    rows = AgentSession.objects.filter(owner=user).order_by("-updated_at")
-    found: str | None = rows.values_list("session_id", flat=True).first()
+    """The id of the user's most recently active conversation (archived ones aside)."""
+    rows = AgentSession.objects.filter(owner=user, archived_at__isnull=True)
+    found: str | None = rows.order_by("-updated_at").values_list("session_id", flat=True).first()
     return found
 
 
@@ -57,14 +58,10 @@ def find(session_id: str) -> tuple[Any, str] | None:
     return found
 
 
-def list_of(user: Any, limit: int) -> list[dict[str, Any]]:
-    """The user's conversations, most recently active first."""
-    rows = AgentSession.objects.filter(owner=user).order_by("-updated_at")
-    return list(rows.values("session_id", "title", "updated_at")[:limit])
-
-
 def rename(session_id: str, user: Any, title: str) -> None:
-    updated = AgentSession.objects.filter(session_id=session_id, owner=user).update(title=title)
+    """The person's title: from now on a model's title never replaces it (``titles``)."""
+    rows = AgentSession.objects.filter(session_id=session_id, owner=user)
+    updated = rows.update(title=title, title_source=TitleSource.PERSON)
     if not updated:
         raise NotFound(session_id)
 

@@ -62,8 +62,7 @@ def database_url(database: dict[str, Any]) -> str:
         user = quote(database.get("USER") or "", safe="")
         password = quote(database.get("PASSWORD") or "", safe="")
         credentials = f"{user}:{password}@" if password else f"{user}@"
-        host = database.get("HOST") or "127.0.0.1"
-        port = database.get("PORT") or "5432"
+        host, port = database.get("HOST") or "127.0.0.1", database.get("PORT") or "5432"
         return f"postgres://{credentials}{host}:{port}/{database['NAME']}"
     raise ValueError(f"no DATABASE_URL form for {engine}")
 
@@ -163,6 +162,7 @@ def server_environment(database_url: str, **extra: str) -> dict[str, str]:
         ALLOWED_HOSTS="127.0.0.1,localhost",
         SECURE_COOKIES="0",  # plain http on loopback
         DEMO_MODEL_DELAY="0.01",
+        DEMO_TITLES="0",  # a title frame and a retitled list would perturb other tests
         LOG_LEVEL="WARNING",
         PYTHONUNBUFFERED="1",  # access log lines reach the log file at once
     )

@@ -16,7 +16,7 @@ from django.utils import timezone
 
 from django_agent_sessions import DjangoSession
 from django_agent_sessions.models import AgentRun, AgentSession, SessionItem
-from django_agent_sessions.store import owned
+from django_agent_sessions.store import keeping, owned
 from tests.conftest import assistant_message, user_message
 from tests.store.helpers import stored, user, write
 
@@ -38,8 +38,8 @@ def test_a_users_list_is_theirs_newest_first() -> None:
     aged("middle", alice, 10)
     aged("bobs", bob, 0)
     assert owned.latest_of(alice) == "new"
-    assert [row["session_id"] for row in owned.list_of(alice, 10)] == ["new", "middle", "old"]
-    assert [row["title"] for row in owned.list_of(alice, 2)] == ["New", ""]
+    assert [row["session_id"] for row in keeping.listed(alice.pk, 10)] == ["new", "middle", "old"]
+    assert [row["title"] for row in keeping.listed(alice.pk, 2)] == ["New", ""]
     assert owned.latest_of(user("carol")) is None
     assert owned.find("old") == (alice.pk, "Old")
     assert owned.find("no-such") is None

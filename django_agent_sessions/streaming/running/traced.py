@@ -13,6 +13,7 @@ from typing import Any
 
 from agents import Agent
 
+from django_agent_sessions.streaming.running import titling
 from django_agent_sessions.streaming.running.active_runs import ActiveRun, RunRequest
 from django_agent_sessions.streaming.running.outcomes import WAITING
 from django_agent_sessions.telemetry import runs as run_telemetry
@@ -45,6 +46,15 @@ async def live(
                 await pause(active)
             else:
                 await finish(active, terminal)
+                # After the end is recorded and told: a title never delays the reply.
+                titling.after_run(
+                    terminal,
+                    agent=request.agent,
+                    text=request.text,
+                    run_pk=active.started.pk,
+                    conversation_pk=active.session_pk,
+                    channel_layer=active.layer,
+                )
             traced.ended(
                 outcome.status, outcome.error_code, outcome.usage, final=outcome.status != WAITING
             )

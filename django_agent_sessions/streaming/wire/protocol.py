@@ -17,9 +17,7 @@ from typing import Any
 Schema = dict[str, Any]
 
 PROTOCOL_VERSION = 2
-CLIENT_ID_MAX_LENGTH = 64
-CALL_ID_MAX_LENGTH = 255
-APPROVAL_MESSAGE_MAX_LENGTH = 2000
+CLIENT_ID_MAX_LENGTH, CALL_ID_MAX_LENGTH, APPROVAL_MESSAGE_MAX_LENGTH = 64, 255, 2000
 ROLES = ["user", "assistant", "system", "developer"]
 RUN_FAILED_CODES = ["agent_error", "max_turns", "guardrail", "run_too_large", "worker_lost"]
 RUN_FAILED_CODES += ["interrupted", "run_token_limit"]
@@ -91,6 +89,7 @@ RETRY_AFTER = integer("Seconds to wait (rate_limited, quota_exceeded).", minimum
 RESETS_AT = string("When the token budget refills (quota_exceeded).", format="date-time")
 JSON_TEXT = string("The JSON text the model wrote.")
 MESSAGE = string("Translated, human-readable text: show it as it is.")
+TITLE = string("Plain text (show it with textContent), at most 80 characters.", minLength=1)
 USAGE = Shape("Token usage.", {name: integer(minimum=0) for name in TOKEN_COUNTS}).schema()
 REPLY_ITEM_ID = nullable(integer("The id of the run's last stored assistant message.", minimum=1))
 ENDED = {"user_item_id": integer("The stored id of the person's message it answered.", minimum=1)}
@@ -221,6 +220,7 @@ SERVER_FRAMES: dict[str, Shape] = {
         {**RUN, "call_id": CALL_ID, "approve": typed("boolean")},
         {"reason": {"enum": APPROVAL_REASONS, "description": "When nobody decided."}},
     ),
+    "conversation.title": Shape("A title was written after the first exchange.", {"title": TITLE}),
     "error": Shape(
         "A frame was refused; nothing was stored and the socket stays open.",
         {"code": {"enum": ERROR_CODES}, "message": MESSAGE},

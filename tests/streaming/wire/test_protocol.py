@@ -25,6 +25,7 @@ from tests.websockets import Socket, of_type
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("closing_sockets")]
 SCHEMA = protocol.schema()
 ANSWER = "It is sunny in Paris, **21°C**."
+TITLES = {"FUNCTION": "tests.title_functions.gated"}
 
 
 def validator(definition: str) -> Draft202012Validator:
@@ -47,7 +48,8 @@ def problems(check: Draft202012Validator, frame: Any) -> list[str]:
 @pytest.fixture(autouse=True)
 def agent_settings(use_agent):
     # A short history, so that the history has more and load_older pages.
-    use_agent("tests.chat_agent.make_payment_agent", HISTORY_LIMIT=4)
+    # A title after the first exchange (conversation.title), written by a function.
+    use_agent("tests.chat_agent.make_payment_agent", HISTORY_LIMIT=4, TITLES=TITLES)
 
 
 # The schema itself ----------------------------------------------------------------------
@@ -141,7 +143,7 @@ async def test_every_frame_the_server_sends_validates(alice_cookie, session_id):
 
     # A run with a tool call.
     await send({"type": "user_message", "text": "Weather in Paris?"})
-    await tab.until("run.completed")
+    await tab.until("conversation.title")  # (after run.completed)
     # Refused frames: each gets an error (the last one is well-formed but unknown).
     await tab.communicator.send_to(text_data="{not json")
     await send({"type": "user_message", "text": " ", "client_id": "c-0"}, valid=False)

@@ -124,9 +124,8 @@ const handlers = {
     performance.mark("das:history-shown"); // when the conversation first showed
     older.loadIfVisible();
   },
-  "history.page"(frame) {
-    older.received(frame);
-  },
+  "history.page": (frame) => older.received(frame),
+  "conversation.title": (frame) => sidebar.titled(frame.title),
   "approval.requested"(frame) {
     transcript.finishReply();
     setBusy(frame.run_id);

@@ -39,7 +39,9 @@ export class Search {
     const query = this.input.value.trim();
     const asked = ++this.asked;
     if (!query) return this.show(null);
-    const url = this.form.dataset.url + "?q=" + encodeURIComponent(query);
+    const archived = document.getElementById("show-archived"); // keeping.js
+    const shown = archived && archived.checked ? "&archived=1" : "";
+    const url = this.form.dataset.url + "?q=" + encodeURIComponent(query) + shown;
     const data = await getJson(url);
     if (asked === this.asked) this.show(data ? data.results || [] : null, data === null);
   }

@@ -1,20 +1,24 @@
 /*
- * The sidebar: the user's conversations, most recently active first, the open one marked.
+ * The sidebar: the user's conversations, pinned first, then most recently active, the
+ * open one marked; archived ones only with "Show archived", and only one agent's when the
+ * agent filter names one (keeping.js: the buttons and filters, GET conversations/).
  * It is refreshed once per run, as soon as the run's first output shows that the SDK
  * stored the user's message (before the first model call), and when the run ends: a new
  * conversation is listed, under the title of its first message, while its reply streams.
  */
 import { element } from "./dom.js";
 import { getJson } from "./http.js";
+import { Keeping } from "./keeping.js";
 
 export class Sidebar {
   constructor(list, toggle, config, strings, onCurrent) {
     this.list = list;
     this.toggle = toggle;
-    this.config = config; // listUrl, sessionId
+    this.config = config; // listUrl, sessionId, keepUrl
     this.strings = strings;
     this.onCurrent = onCurrent; // (title) => void: the open conversation, as listed
     this.listedRun = null;
+    this.keeping = new Keeping(list, config, strings, () => this.refresh());
     toggle.addEventListener("click", () => this.toggleOpen());
   }
 
@@ -25,9 +29,17 @@ export class Sidebar {
     this.refresh();
   }
 
+  /* A title written after the first exchange (`conversation.title`): shown at once. */
+  titled(title) {
+    this.onCurrent(title);
+    this.refresh();
+  }
+
   async refresh() {
-    const data = await getJson(this.config.listUrl);
-    if (data) this.render(data.conversations || []);
+    const data = await getJson(this.config.listUrl + this.keeping.query());
+    if (!data) return;
+    this.render(data.conversations || []);
+    this.keeping.showAgents(data.agents || []);
   }
 
   render(conversations) {
@@ -40,6 +52,9 @@ export class Sidebar {
         this.onCurrent(link.textContent);
       }
       li.appendChild(link);
+      li.appendChild(this.keeping.buttons(conversation));
+      if (conversation.pinned) li.dataset.pinned = "";
+      if (conversation.archived) li.dataset.archived = "";
       return li;
     });
     if (!items.length) items.push(element("li", "empty", this.strings.empty));

@@ -18,6 +18,7 @@ export const SERVER_FRAME_TYPES = [
   "run.completed",
   "run.cancelled",
   "run.failed",
+  "conversation.title",
   "approval.requested",
   "approval.resolved",
   "error",

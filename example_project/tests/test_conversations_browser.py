@@ -1,0 +1,135 @@
+"""Keeping conversations in headless Chromium: a model title appears after the first
+exchange (the demo's, offline), and pin, archive ("Show archived") and the agent filter
+change the sidebar's list and what the search finds; desktop and phone, axe-clean, on
+both transports."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from example_project.tests.conftest import log_in
+from example_project.tests.servers import (
+    DaphneServer,
+    ServerDatabase,
+    create_user,
+    manage,
+    server_environment,
+)
+from example_project.tests.test_chat_ui_browser import (  # noqa: F401 - fixtures
+    desktop_and_phone,
+    docs_screenshot,
+    new_page,
+)
+from example_project.tests.transport_servers import started_for
+from tests.browser import axe_violations
+
+pytestmark = pytest.mark.browser
+
+
+@pytest.fixture(scope="module", params=["websocket", "sse"])
+def titles_server(
+    request: Any, server_database: ServerDatabase, log_dir: Path
+) -> Iterator[DaphneServer]:
+    """The example project with its offline titles on (the other servers switch them off),
+    for each transport."""
+    env = server_environment(server_database.url, DEMO_TITLES="1", RATE_LIMIT="120/m")
+    server = started_for(request.param, "titles", log_dir, env)
+    yield server
+    server.close()
+
+
+def two_more(env: dict[str, str], owner: str) -> None:
+    """Two conversations about zeppelins; an agent named "Archivist" ran in the first."""
+    manage(
+        env,
+        "shell",
+        "-c",
+        "from asgiref.sync import async_to_sync\n"
+        "from django.contrib.auth import get_user_model\n"
+        "from django_agent_sessions import DjangoSession\n"
+        "from django_agent_sessions.models import AgentRun, AgentSession\n"
+        f"owner = get_user_model().objects.get(username={owner!r})\n"
+        "for name in ('Zeppelin notes', 'Zeppelin plans'):\n"
+        "    session = DjangoSession(owner.username + name.lower(), owner=owner)\n"
+        "    async_to_sync(session.add_items)([{'role': 'user', 'content': name}])\n"
+        "notes = AgentSession.objects.get(session_id=owner.username + 'zeppelin notes')\n"
+        "AgentRun.objects.create(session=notes, agent_name='Archivist', status='completed')\n",
+    )
+
+
+def listed(page: Any) -> list[str]:
+    return page.locator("#conversation-list li > a").all_text_contents()
+
+
+def until_listed(page: Any, titles: list[str]) -> None:
+    page.wait_for_function(
+        "titles => JSON.stringify([...document.querySelectorAll('#conversation-list li > a')]"
+        ".map(a => a.textContent)) === JSON.stringify(titles)",
+        arg=titles,
+    )
+
+
+def until_found(page: Any, query: str, titles: list[str]) -> None:
+    """Search for ``query`` and wait until the results are the conversations ``titles``."""
+    box = page.get_by_role("searchbox", name="Search conversations")
+    box.fill(query)
+    box.press("Enter")
+    page.wait_for_function(
+        "titles => JSON.stringify([...new Set([...document.querySelectorAll("
+        "'#search-results .search-title')].map(t => t.textContent))].sort())"
+        " === JSON.stringify(titles)",
+        arg=titles,
+    )
+
+
+@desktop_and_phone("chat-keeping")
+def test_titles_pins_archives_and_the_agent_filter(
+    titles_server,
+    new_page,  # noqa: F811
+    name,
+    options,
+):
+    user = create_user(titles_server.env)
+    page = new_page(**options)
+    log_in(page, titles_server.url, user)
+    page.locator("#message").fill("what's the weather in Lisbon?")
+    page.locator("#message").press("Enter")
+    # The demo's title, after the reply: in the heading and the sidebar.
+    page.locator("#conversation-title", has_text="Weather Lisbon").wait_for()
+    until_listed(page, ["Weather Lisbon"])
+
+    two_more(titles_server.env, user[0])
+    page.reload()
+    toggle = page.locator("#sidebar-toggle")
+    if toggle.is_visible():
+        toggle.click()
+    assert listed(page) == ["Zeppelin plans", "Zeppelin notes", "Weather Lisbon"]
+    rows = page.locator("#conversation-list li")
+
+    # Pinned first.
+    rows.filter(has_text="Weather Lisbon").get_by_role("button", name="Pin").click()
+    until_listed(page, ["Weather Lisbon", "Zeppelin plans", "Zeppelin notes"])
+    pin = rows.filter(has_text="Weather Lisbon").get_by_role("button", name="Pin")
+    assert pin.get_attribute("aria-pressed") == "true"
+
+    # Archived: out of the list and the search until shown.
+    rows.filter(has_text="Zeppelin notes").get_by_role("button", name="Archive").click()
+    until_listed(page, ["Weather Lisbon", "Zeppelin plans"])
+    until_found(page, "zeppelin", ["Zeppelin plans"])
+    page.get_by_label("Show archived").check()
+    until_listed(page, ["Weather Lisbon", "Zeppelin plans", "Zeppelin notes"])
+    until_found(page, "zeppelin", ["Zeppelin notes", "Zeppelin plans"])
+    archived = rows.filter(has_text="Zeppelin notes").get_by_role("button", name="Archive")
+    assert archived.get_attribute("aria-pressed") == "true"
+
+    # One agent's conversations only.
+    page.get_by_label("Agent").select_option("Archivist")
+    until_listed(page, ["Zeppelin notes"])
+    assert axe_violations(page) == []
+    docs_screenshot(page, name)
+    page.get_by_label("Agent").select_option("")
+    until_listed(page, ["Weather Lisbon", "Zeppelin plans", "Zeppelin notes"])
