@@ -18,6 +18,7 @@ NAMES = {
     "search": ((), "/chat/search/"),
     "conversation": (("c-1",), "/chat/c/c-1/"),
     "rename": (("c-1",), "/chat/c/c-1/rename/"),
+    "keep": (("c-1",), "/chat/c/c-1/keep/"),
     "delete": (("c-1",), "/chat/c/c-1/delete/"),
     "clear": (("c-1",), "/chat/c/c-1/clear/"),
     "rewind": (("c-1",), "/chat/c/c-1/rewind/"),

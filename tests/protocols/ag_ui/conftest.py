@@ -9,6 +9,7 @@ import pytest
 
 from tests.protocols.ag_ui.live import server  # noqa: F401 - the live tests' daphne
 from tests.protocols.ag_ui.requests import AgUiRequest
+from tests.sse.client import EventStream
 from tests.websocket.conftest import alice, alice_cookie, bob_cookie, use_agent  # noqa: F401
 
 
@@ -17,6 +18,8 @@ async def closing_requests() -> AsyncIterator[None]:
     yield
     for request in list(AgUiRequest.opened):
         await request.close()
+    for stream in list(EventStream.opened):  # the chat's streams some tests open beside
+        await stream.close()
 
 
 @pytest.fixture(autouse=True)
