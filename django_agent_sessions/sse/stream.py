@@ -16,16 +16,15 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
-import functools
 import logging
-import uuid
 from collections.abc import AsyncIterator
 from typing import Any
 
 from django_agent_sessions.conf import app_settings
 from django_agent_sessions.exceptions import SessionOwnershipError
 from django_agent_sessions.sse import framing
-from django_agent_sessions.streaming import Follower, SocketIO, Visitor
+from django_agent_sessions.sse.following import following
+from django_agent_sessions.streaming import Visitor
 
 logger = logging.getLogger(__name__)
 
@@ -44,19 +43,8 @@ class EventStream:
         self.visitor = visitor
         self.resume = resume  # where the browser's Last-Event-ID says it was
         self.channel_layer = visitor.channel_layer
-        # A channel of its own, as a run's control channel (see ``runs.ActiveRun.join``):
-        # channels_redis multiplexes new_channel() channels over one receive, which a
-        # closing stream's cancelled receive can make lose another stream's message.
-        self.channel_name = f"agent_sessions.stream.{uuid.uuid4().hex}"
-        self.io = SocketIO()
-        self.io.layer_receive = functools.partial(self.channel_layer.receive, self.channel_name)
-        self.follower = Follower(
-            visitor,
-            channel_name=self.channel_name,
-            io=self.io,
-            send=self.send_json,
-            restart=self._restart,
-        )
+        own = following(visitor, kind="stream", send=self.send_json, restart=self._restart)
+        self.channel_name, self.io, self.follower = own.channel_name, own.io, own.follower
         self._out: asyncio.Queue[str | None] = asyncio.Queue()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._tasks: list[asyncio.Task[None]] = []

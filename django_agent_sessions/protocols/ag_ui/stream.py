@@ -18,9 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
-import functools
 import logging
-import uuid
 from collections.abc import AsyncIterator, Coroutine
 from typing import Any
 
@@ -34,8 +32,9 @@ from django_agent_sessions.exceptions import SessionOwnershipError
 from django_agent_sessions.protocols.ag_ui import messages
 from django_agent_sessions.protocols.ag_ui.inputs import Asked, Load, Resume, Send
 from django_agent_sessions.protocols.ag_ui.translation import Translation, interrupt
+from django_agent_sessions.sse.following import following
 from django_agent_sessions.sse.views import detached
-from django_agent_sessions.streaming import Follower, SocketIO, Visitor, actions, frames, history
+from django_agent_sessions.streaming import Visitor, actions, frames, history
 
 logger = logging.getLogger(__name__)
 
@@ -51,16 +50,8 @@ class RunStream:
         self.asked = asked
         self.translation = Translation(thread_id, run_id)
         self.encoder = EventEncoder()
-        self.channel_name = f"agent_sessions.ag_ui.{uuid.uuid4().hex}"
-        self.io = SocketIO()
-        self.io.layer_receive = functools.partial(visitor.channel_layer.receive, self.channel_name)
-        self.follower = Follower(
-            visitor,
-            channel_name=self.channel_name,
-            io=self.io,
-            send=self._frame,
-            restart=self._restart,
-        )
+        own = following(visitor, kind="ag_ui", send=self._frame, restart=self._restart)
+        self.channel_name, self.io, self.follower = own.channel_name, own.io, own.follower
         self._out: asyncio.Queue[str | None] = asyncio.Queue()
         self._history: dict[str, Any] | None = None  # the frame ``open()`` sent
         self._acted = False  # the action took effect: a run of ours is (or was) going

@@ -13,17 +13,16 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
-import functools
 import json
 import logging
-import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 from django_agent_sessions.conf import app_settings
 from django_agent_sessions.protocols.ai_sdk.parts import Chunk, PartWriter
+from django_agent_sessions.sse.following import following
 from django_agent_sessions.sse.views import detached
-from django_agent_sessions.streaming import Follower, SocketIO, Visitor, actions, history
+from django_agent_sessions.streaming import Visitor, actions, history
 
 logger = logging.getLogger(__name__)
 
@@ -46,16 +45,8 @@ class ChatStream:
         self.visitor = visitor
         self.writer = writer
         self.resume = resume
-        self.channel_name = f"agent_sessions.ai_sdk.{uuid.uuid4().hex}"
-        self.io = SocketIO()
-        self.io.layer_receive = functools.partial(visitor.channel_layer.receive, self.channel_name)
-        self.follower = Follower(
-            visitor,
-            channel_name=self.channel_name,
-            io=self.io,
-            send=self._on_frame,
-            restart=self._restart,
-        )
+        own = following(visitor, kind="ai_sdk", send=self._on_frame, restart=self._restart)
+        self.channel_name, self.io, self.follower = own.channel_name, own.io, own.follower
         self._out: asyncio.Queue[str | None] = asyncio.Queue()
         self._opened: asyncio.Future[None] | None = None
         self._tasks: list[asyncio.Task[None]] = []
