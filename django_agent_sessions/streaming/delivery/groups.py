@@ -5,7 +5,9 @@ group; the first message creates the conversation and tells that group its prima
 so every tab open on the new id joins it. Tabs of the creating process are told
 directly, before the first run can publish: they watch its runs from their start and
 need no catch-up (an HTTP stream's first message waited four database reads and two
-layer round trips longer than the socket that sent it). Other workers' tabs are told
+layer round trips longer than the socket that sent it). A run a task executes publishes
+through the layer only: for one, they join the conversation's group before it is
+enqueued, or its first events could pass them by. Other workers' tabs are told
 through the layer and catch up. A socket looks the conversation up again once it
 waits: one created before that was announced to nobody it could hear.
 
@@ -17,7 +19,7 @@ conversation's run (``agent.left``), which then asks whether anybody still watch
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
 from django_agent_sessions.store import conversations
@@ -25,7 +27,7 @@ from django_agent_sessions.streaming.delivery import layer
 from django_agent_sessions.streaming.delivery.socket_io import SocketIO
 
 # This process's sockets waiting on a new id: by pending group, then channel name.
-_waiting_here: dict[str, dict[str, Callable[[int], None]]] = {}
+_waiting_here: dict[str, dict[str, Callable[[int, bool], Awaitable[None]]]] = {}
 
 
 def group_name(session_pk: int) -> str:
@@ -92,13 +94,17 @@ class Groups:
         found = await conversations.afind_conversation(session_id, owner_id=owner_id)
         return None if found is None else found.pk
 
-    def _created_here(self, conversation_pk: int) -> None:
+    async def _created_here(self, conversation_pk: int, offloaded: bool) -> None:
         """This process created the conversation: watch its runs now, before one can
-        publish; the inbox's ``agent.created``, ahead of every event, joins it next."""
+        publish; the inbox's ``agent.created``, ahead of every event, joins it next.
+        ``offloaded``: its first run is a task's, heard through the layer only, so the
+        socket is in the conversation's group already before that run is enqueued."""
         self.io.deliver_local(
             {"type": "agent.created", "conversation_pk": conversation_pk, "here": True}
         )
         self.io.watch(conversation_pk, self.channel)
+        if offloaded:
+            await layer.retrying(self.layer.group_add, group_name(conversation_pk), self.channel)
 
     async def join(self, conversation_pk: int) -> None:
         await self._leave_pending()
@@ -139,15 +145,22 @@ class Groups:
 
 
 async def announce_creation(
-    channel_layer: Any, session_id: str, owner_id: Any, conversation_pk: int, *, created: bool
+    channel_layer: Any,
+    session_id: str,
+    owner_id: Any,
+    conversation_pk: int,
+    *,
+    created: bool,
+    offloaded: bool = False,
 ) -> None:
     """Bring every tab of the owner waiting on the new id into the conversation: this
     process's directly when this call ``created`` it (nothing can have run in it yet),
-    the others, and every tab when it existed already, through the layer."""
+    the others, and every tab when it existed already, through the layer.
+    ``offloaded``: its first run will be a task's (see ``Groups._created_here``)."""
     pending = pending_group_name(session_id, owner_id)
     told_here = _waiting_here.pop(pending, {}) if created else {}
     for created_here in list(told_here.values()):
-        created_here(conversation_pk)
+        await created_here(conversation_pk, offloaded)
     message = {"type": "agent.created", "conversation_pk": conversation_pk}
     await layer.retrying(channel_layer.group_send, pending, message)
 

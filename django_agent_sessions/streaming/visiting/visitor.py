@@ -120,6 +120,11 @@ class Visitor:
         )
         self.conversation_pk = opened.pk
         await groups.announce_creation(
-            self.channel_layer, self.session_id, self.owner_id, opened.pk, created=opened.created
+            self.channel_layer,
+            self.session_id,
+            self.owner_id,
+            opened.pk,
+            created=opened.created,
+            offloaded=order is not None,
         )
         return started

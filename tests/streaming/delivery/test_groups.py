@@ -62,6 +62,23 @@ async def test_a_creation_here_reaches_the_tab_before_any_event_of_its_run():
     tab.io.close()
 
 
+async def test_a_creation_here_for_a_task_puts_the_tab_in_the_group_before_the_run():
+    """A task's run publishes through the layer only (its worker is another process, or
+    a thread apart): the tab is in the conversation's group before the run is enqueued,
+    so the run's first event, sent at once, reaches it though the tab's inbox has not
+    yet handled the creation."""
+    layer = LocalChannelLayer()
+    tab = await waiting(layer)
+    await groups.announce_creation(layer, SESSION_ID, 7, 42, created=True, offloaded=True)
+    await layer.group_send(groups.group_name(42), EVENT)  # the task's first event
+    assert groups.joined_from_start(await tab.next())
+    assert groups.joined_from_start(await tab.next()) is False  # the layer's copy
+    assert await tab.next() == EVENT
+    await tab.membership.join(42)  # the inbox's creation, handled: joining again is harmless
+    await tab.membership.leave(tell_the_run=False)
+    tab.io.close()
+
+
 async def test_another_workers_creation_asks_for_a_catch_up():
     layer = LocalChannelLayer()
     tab = await waiting(layer)
