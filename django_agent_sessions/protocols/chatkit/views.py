@@ -14,16 +14,16 @@ thread or a file that is someone else's is not found (404), as a missing one.
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Callable, Coroutine
 from typing import Any
 
 from chatkit.server import ChatKitServer, StreamingResult
 from chatkit.store import NotFoundError
 from chatkit.types import ErrorEvent
 from django.http import (
-    FileResponse,
     HttpRequest,
     HttpResponse,
+    HttpResponseBase,
     JsonResponse,
     StreamingHttpResponse,
 )
@@ -40,7 +40,7 @@ HEADERS = {
     "X-Accel-Buffering": "no",  # nginx: write each event as it comes
     "Content-Encoding": "",  # keeps GZipMiddleware away: it would hold events back
 }
-View = Callable[[HttpRequest], Awaitable[HttpResponse]]
+View = Callable[[HttpRequest], Coroutine[Any, Any, HttpResponseBase]]
 
 
 def endpoint(server: Callable[[HttpRequest], ChatKitServer[Any]]) -> View:
@@ -49,7 +49,7 @@ def endpoint(server: Callable[[HttpRequest], ChatKitServer[Any]]) -> View:
 
     @require_POST
     @csrf_protect  # whatever the project's middleware
-    async def view(request: HttpRequest) -> HttpResponse:
+    async def view(request: HttpRequest) -> HttpResponseBase:
         user = await request.auser()
         if not user.is_authenticated:
             return JsonResponse({"error": _("Please log in again.")}, status=401)
@@ -97,20 +97,18 @@ async def upload(request: HttpRequest, attachment_id: str) -> HttpResponse:
 
 
 @require_GET
-async def file(request: HttpRequest, attachment_id: str) -> HttpResponse:
+async def file(request: HttpRequest, attachment_id: str) -> HttpResponseBase:
     user = await request.auser()
     try:
         stored = await attachments.load(owner_id(ChatKitContext(user)), attachment_id)
-        opened = await attachments.opened(stored.storage_name)
+        data = await attachments.read(stored.storage_name)
     except (Missing, FileNotFoundError):
         return JsonResponse({"error": _("Not found.")}, status=404)
     mime_type = json.loads(stored.payload).get("mime_type", "")
     image = mime_type in attachments.INLINE_TYPES
-    response = FileResponse(
-        opened,
-        content_type=mime_type if image else "application/octet-stream",
-        as_attachment=not image,
-    )
+    response = HttpResponse(data, content_type=mime_type if image else "application/octet-stream")
+    if not image:
+        response["Content-Disposition"] = "attachment"
     response["X-Content-Type-Options"] = "nosniff"
     response["Content-Security-Policy"] = "default-src 'none'; sandbox"
     return response

@@ -102,8 +102,11 @@ INLINE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
 
 
 @hop
-def opened(storage_name: str) -> Any:
-    """The stored bytes, open for reading (``FileNotFoundError`` when gone)."""
+def read(storage_name: str) -> bytes:
+    """The stored bytes (``FileNotFoundError`` when gone): at most ``upload_limit()``,
+    read whole, so that an async view has no sync file to stream."""
     if not storage_name:
         raise FileNotFoundError(storage_name)
-    return storage.storage().open(storage_name, "rb")
+    with storage.storage().open(storage_name, "rb") as stored:
+        data: bytes = stored.read()
+    return data
