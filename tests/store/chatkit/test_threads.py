@@ -1,0 +1,70 @@
+"""A ChatKit thread is its owner's conversation: created by saving, listed in creation
+order, found by nobody else, deleted with everything of the conversation."""
+
+from __future__ import annotations
+
+import pytest
+
+from django_agent_sessions.models import AgentSession, ChatKitThread
+from django_agent_sessions.store.chatkit import Missing, threads
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def alice(django_user_model):
+    return django_user_model.objects.create_user("alice")
+
+
+@pytest.fixture
+def bob(django_user_model):
+    return django_user_model.objects.create_user("bob")
+
+
+def test_saving_creates_the_owners_conversation_and_keeps_the_payload(alice):
+    threads.save.sync(alice.pk, "thr_1", '{"id": "thr_1"}', "Weather")
+    conversation = AgentSession.objects.get(session_id="thr_1")
+    assert (conversation.owner_id, conversation.title) == (alice.pk, "Weather")
+    assert threads.load.sync(alice.pk, "thr_1") == ('{"id": "thr_1"}', "Weather")
+
+    threads.save.sync(alice.pk, "thr_1", '{"id": "thr_1", "v": 2}', "Renamed")
+    assert threads.load.sync(alice.pk, "thr_1") == ('{"id": "thr_1", "v": 2}', "Renamed")
+    assert ChatKitThread.objects.count() == 1
+
+
+def test_someone_elses_conversation_is_missing_for_every_operation(alice, bob):
+    threads.save.sync(alice.pk, "thr_1", "{}", "")
+    with pytest.raises(Missing):
+        threads.save.sync(bob.pk, "thr_1", '{"stolen": true}', "")
+    with pytest.raises(Missing):
+        threads.load.sync(bob.pk, "thr_1")
+    with pytest.raises(Missing):
+        threads.save.sync(None, "thr_2", "{}", "")  # nobody owns nothing
+    threads.delete.sync(bob.pk, "thr_1")
+    assert threads.load.sync(alice.pk, "thr_1") == ("{}", "")
+    assert threads.page.sync(bob.pk, None, 10, "asc").payloads == []
+
+
+def test_a_conversation_of_the_packaged_chat_becomes_a_thread_when_saved(alice):
+    AgentSession.objects.create(session_id="conv-1", owner=alice, title="Chat")
+    threads.save.sync(alice.pk, "conv-1", "{}", "Chat")
+    assert AgentSession.objects.count() == 1
+    assert threads.load.sync(alice.pk, "conv-1") == ("{}", "Chat")
+
+
+def test_threads_page_in_creation_order_either_way(alice):
+    for n in range(1, 4):
+        threads.save.sync(alice.pk, f"thr_{n}", f"{n}", "")
+    assert threads.page.sync(alice.pk, None, 2, "asc") == (["1", "2"], True)
+    assert threads.page.sync(alice.pk, "thr_2", 2, "asc") == (["3"], False)
+    assert threads.page.sync(alice.pk, None, 2, "desc") == (["3", "2"], True)
+    assert threads.page.sync(alice.pk, "thr_2", 2, "desc") == (["1"], False)
+    with pytest.raises(Missing):
+        threads.page.sync(alice.pk, "thr_9", 2, "asc")
+
+
+def test_deleting_a_thread_deletes_its_conversation(alice):
+    threads.save.sync(alice.pk, "thr_1", "{}", "")
+    threads.delete.sync(alice.pk, "thr_1")
+    assert not AgentSession.objects.exists()
+    assert not ChatKitThread.objects.exists()
