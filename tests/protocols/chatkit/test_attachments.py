@@ -30,7 +30,8 @@ async def test_a_file_gets_an_upload_url_and_an_image_a_preview_too():
     image = await STORE.create_attachment(asked, _context())
     assert isinstance(image, ImageAttachment)
     assert str(image.preview_url) == f"http://testserver/chatkit/attachments/{image.id}"
-    assert image.id.startswith("atc_") and image.id != document.id
+    assert image.id.startswith("atc_")
+    assert image.id != document.id
 
 
 async def test_a_file_over_the_upload_limit_or_without_a_request_is_refused(settings):
