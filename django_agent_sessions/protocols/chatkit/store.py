@@ -44,7 +44,7 @@ class DjangoChatKitStore(Store[TContext], Generic[TContext]):
             raise NotFoundError(f"Thread {thread_id} not found") from None
         thread = ThreadMetadata.model_validate_json(payload)
         # A rename in the packaged chat or the admin shows in ChatKit too.
-        return thread.model_copy(update={"title": title}) if title else thread
+        return thread if title is None else thread.model_copy(update={"title": title or None})
 
     async def save_thread(self, thread: ThreadMetadata, context: TContext) -> None:
         payload = thread.model_dump_json(include=_THREAD_FIELDS)

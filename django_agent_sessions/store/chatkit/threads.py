@@ -7,6 +7,7 @@ saver; an id that is someone else's conversation is ``Missing``.
 
 from __future__ import annotations
 
+import json
 from typing import Any, NamedTuple
 
 from django.db import router, transaction
@@ -45,9 +46,10 @@ def owned_pk(owner_id: Any, thread_id: str, using: str, *, lock: bool = False) -
 
 
 @hop
-def load(owner_id: Any, thread_id: str) -> tuple[str, str]:
-    """The thread's payload and its conversation's title (the admin or the packaged
-    chat may have renamed it)."""
+def load(owner_id: Any, thread_id: str) -> tuple[str, str | None]:
+    """The thread's payload, and its conversation's title when the packaged chat or the
+    admin renamed it since (None while it is the payload's own, as the column keeps it:
+    the payload's is exact, the column's is cut to its length)."""
     row = (
         ChatKitThread.objects.using(_using())
         .filter(session__session_id=thread_id, session__owner_id=owner_id)
@@ -56,7 +58,8 @@ def load(owner_id: Any, thread_id: str) -> tuple[str, str]:
     )
     if row is None or owner_id is None:
         raise Missing(thread_id)
-    return str(row[0]), str(row[1])
+    own = json.loads(row[0]).get("title") or ""
+    return str(row[0]), None if row[1] == column_text(own, TITLE_CHARS) else str(row[1])
 
 
 @hop(write=True)

@@ -22,14 +22,21 @@ def bob(django_user_model):
 
 
 def test_saving_creates_the_owners_conversation_and_keeps_the_payload(alice):
-    threads.save.sync(alice.pk, "thr_1", '{"id": "thr_1"}', "Weather")
+    threads.save.sync(alice.pk, "thr_1", '{"title": "Weather"}', "Weather")
     conversation = AgentSession.objects.get(session_id="thr_1")
     assert (conversation.owner_id, conversation.title) == (alice.pk, "Weather")
-    assert threads.load.sync(alice.pk, "thr_1") == ('{"id": "thr_1"}', "Weather")
+    assert threads.load.sync(alice.pk, "thr_1") == ('{"title": "Weather"}', None)
 
-    threads.save.sync(alice.pk, "thr_1", '{"id": "thr_1", "v": 2}', "Renamed")
-    assert threads.load.sync(alice.pk, "thr_1") == ('{"id": "thr_1", "v": 2}', "Renamed")
+    threads.save.sync(alice.pk, "thr_1", '{"title": "Sun"}', "Sun")
+    assert threads.load.sync(alice.pk, "thr_1") == ('{"title": "Sun"}', None)
     assert ChatKitThread.objects.count() == 1
+
+
+def test_a_rename_elsewhere_is_the_threads_title(alice):
+    threads.save.sync(alice.pk, "thr_1", '{"title": null}', "")
+    assert threads.load.sync(alice.pk, "thr_1") == ('{"title": null}', None)
+    AgentSession.objects.update(title="Renamed in the chat")
+    assert threads.load.sync(alice.pk, "thr_1") == ('{"title": null}', "Renamed in the chat")
 
 
 def test_someone_elses_conversation_is_missing_for_every_operation(alice, bob):
@@ -41,7 +48,7 @@ def test_someone_elses_conversation_is_missing_for_every_operation(alice, bob):
     with pytest.raises(Missing):
         threads.save.sync(None, "thr_2", "{}", "")  # nobody owns nothing
     threads.delete.sync(bob.pk, "thr_1")
-    assert threads.load.sync(alice.pk, "thr_1") == ("{}", "")
+    assert threads.load.sync(alice.pk, "thr_1") == ("{}", None)
     assert threads.page.sync(bob.pk, None, 10, "asc").payloads == []
 
 
@@ -49,7 +56,7 @@ def test_a_conversation_of_the_packaged_chat_becomes_a_thread_when_saved(alice):
     AgentSession.objects.create(session_id="conv-1", owner=alice, title="Chat")
     threads.save.sync(alice.pk, "conv-1", "{}", "Chat")
     assert AgentSession.objects.count() == 1
-    assert threads.load.sync(alice.pk, "conv-1") == ("{}", "Chat")
+    assert threads.load.sync(alice.pk, "conv-1") == ("{}", "Chat")  # ChatKit's has none
 
 
 def test_threads_page_in_creation_order_either_way(alice):
