@@ -3,7 +3,8 @@
 ChatKit registers a file before any thread exists, so a row belongs to its owner and,
 once a message carries it, to that message's conversation (and goes with it). The bytes
 go to the attachments' storage (``files.storage``), one directory per owner; they are
-deleted once the transaction that deleted their row commits.
+deleted once the transaction that deleted their row commits, by the row's ``post_delete``
+(``attachment_deleted``, connected by the app config), however the row was deleted.
 """
 
 from __future__ import annotations
@@ -69,15 +70,22 @@ def load(owner_id: Any, attachment_id: str) -> Stored:
 
 @hop(write=True)
 def delete(owner_id: Any, attachment_id: str) -> None:
-    """Delete the attachment and, once that commits, its bytes; nothing when missing."""
+    """Delete the attachment and, once that commits, its bytes (``attachment_deleted``);
+    nothing when missing."""
     using = _using()
     with transaction.atomic(using=using):
-        rows = ChatKitAttachment.objects.using(using).filter(
+        ChatKitAttachment.objects.using(using).filter(
             attachment_id=attachment_id, owner_id=owner_id
-        )
-        names = [name for name in rows.values_list("storage_name", flat=True) if name]
-        rows.delete()
-        delete_files_once_committed(using, names)
+        ).delete()
+
+
+def attachment_deleted(
+    sender: type[ChatKitAttachment], instance: ChatKitAttachment, using: str, **kwargs: Any
+) -> None:
+    """``post_delete`` of ``ChatKitAttachment``: whatever deleted the row (``delete``, its
+    thread's or its owner's cascade), its bytes go once that commits."""
+    if instance.storage_name:
+        delete_files_once_committed(using, [instance.storage_name])
 
 
 @hop(write=True)

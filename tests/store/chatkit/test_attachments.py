@@ -61,6 +61,16 @@ def test_bytes_are_stored_read_and_deleted_with_the_row(
         attachments.read.sync(stored.storage_name)
 
 
+def test_bytes_go_with_their_thread(alice, file_storage, django_capture_on_commit_callbacks):
+    threads.save.sync(alice.pk, "thr_1", "{}", "")
+    attachments.save.sync(alice.pk, "atc_1", "{}", "thr_1")
+    attachments.upload.sync(alice.pk, "atc_1", b"data")
+    with django_capture_on_commit_callbacks(execute=True):
+        threads.delete.sync(alice.pk, "thr_1")
+    assert not ChatKitAttachment.objects.exists()
+    assert stored_files(file_storage) == []
+
+
 def test_a_file_over_the_upload_limit_is_refused(alice, settings, file_storage):
     settings.AGENT_SESSIONS = {"ATTACHMENTS": {"MAX_UPLOAD_BYTES": 4}}
     attachments.save.sync(alice.pk, "atc_1", "{}", None)
