@@ -16,7 +16,9 @@ from chatkit.types import (
     ItemsFeedbackReq,
     Thread,
     ThreadGetByIdParams,
+    ThreadRetryAfterItemParams,
     ThreadsGetByIdReq,
+    ThreadsRetryAfterItemReq,
     UserMessageItem,
 )
 
@@ -96,6 +98,18 @@ async def test_the_second_turn_sees_the_first_through_the_store(server, model, a
     await streamed(await server.process(add_message(thread_id, "And tomorrow?"), alice))
     seen = [_text(item) for item in model.last_call.input]
     assert seen == ["Weather in Paris?", REPLY, "And tomorrow?"]
+
+
+async def test_a_retry_replaces_the_reply_in_the_conversation_too(server, alice):
+    events = await streamed(await server.process(create("Weather in Paris?"), alice))
+    thread_id = of_type(events, "thread.created")[0].thread.id
+    question = of_type(events, "thread.item.done")[0].item
+    params = ThreadRetryAfterItemParams(thread_id=thread_id, item_id=question.id)
+    retry = ThreadsRetryAfterItemReq(params=params).model_dump_json().encode()
+    await streamed(await server.process(retry, alice))
+
+    items = await DjangoSession(thread_id).get_items()
+    assert [_text(item) for item in items] == ["Weather in Paris?", "Still sunny."]
 
 
 async def test_another_user_cannot_load_or_extend_the_thread(server, alice, bob):
