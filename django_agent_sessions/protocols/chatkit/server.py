@@ -32,6 +32,23 @@ from django_agent_sessions.streaming import load_agent
 HISTORY_ITEMS = 100
 
 
+class DjangoAgentContext(AgentContext[ChatKitContext]):
+    """ChatKit's ``AgentContext``, with what the app's tools read of their context
+    (``AgentRunContext``'s names): the same tools serve the packaged chat and ChatKit."""
+
+    @property
+    def user(self) -> Any:
+        return self.request_context.user
+
+    @property
+    def session_id(self) -> str:
+        return self.thread.id
+
+    @property
+    def scope(self) -> dict[str, Any]:
+        return dict(getattr(self.request_context.request, "scope", None) or {"type": "http"})
+
+
 class AgentChatKitServer(ChatKitServer[ChatKitContext]):
     """ChatKit's server for one agent (or ``AGENT_SESSIONS["AGENT"]``'s, per request)."""
 
@@ -52,7 +69,7 @@ class AgentChatKitServer(ChatKitServer[ChatKitContext]):
     ) -> AsyncIterator[ThreadStreamEvent]:
         page = await self.store.load_thread_items(thread.id, None, HISTORY_ITEMS, "desc", context)
         agent_input = await self.converter.to_agent_input(list(reversed(page.data)))
-        agent_context = AgentContext(thread=thread, store=self.store, request_context=context)
+        agent_context = DjangoAgentContext(thread=thread, store=self.store, request_context=context)
         agent = await self.get_agent(context)
         result = Runner.run_streamed(agent, agent_input, context=agent_context)
         async for event in stream_agent_response(agent_context, result):

@@ -21,7 +21,7 @@ from chatkit.types import (
 from tests import chat_agent
 from tests.protocols.chatkit.asgi_client import API, get, post, upload
 from tests.protocols.chatkit.helpers import add_message, create, events_of, of_type
-from tests.scripted import streamed_reply
+from tests.scripted import streamed_reply, tool_turn
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -58,6 +58,17 @@ async def test_a_new_thread_streams_its_answer_and_lists_and_loads_as_json(alice
     status, loaded = await post(API, _json(asked), alice_cookie)
     thread = Thread.model_validate(loaded)
     assert [item.type for item in thread.items.data] == ["user_message", "assistant_message"]
+
+
+async def test_the_apps_tools_run_with_the_user_in_their_context(alice, alice_cookie):
+    chat_agent.script(
+        tool_turn("get_weather", {"city": "Paris"}, call_id="call-1"), streamed_reply(REPLY)
+    )
+    status, body = await post(API, create("Weather?"), alice_cookie)
+    assert status == 200
+    assert of_type(events_of(body.encode()), "thread.item.done")[-1].item.content[0].text == REPLY
+    assert chat_agent.tool_users == [alice]
+    assert "sunny in Paris" in str(chat_agent.model.last_call.input)
 
 
 async def test_anonymous_requests_and_requests_without_the_csrf_token_are_refused(
