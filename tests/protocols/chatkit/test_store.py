@@ -17,11 +17,7 @@ from tests.protocols.chatkit.suite_threads import (
     signed_in,
 )
 
-pytestmark = [
-    pytest.mark.django_db(transaction=True),
-    # The suite builds its widgets as the library's own tests do, which it deprecates.
-    pytest.mark.filterwarnings("ignore:Direct usage of named widget classes:DeprecationWarning"),
-]
+pytestmark = pytest.mark.django_db(transaction=True)
 
 
 class TestStore(ThreadTests, ItemTests):
