@@ -96,8 +96,10 @@ def _created(owner_id: Any, thread_id: str, using: str) -> int:
 @hop
 def page(owner_id: Any, after: str | None, limit: int, order: str) -> Page:
     """``limit`` of the owner's threads after the thread ``after``, in creation order
-    (``asc``) or newest first (``desc``)."""
+    (``asc``) or newest first (``desc``); nobody (None) has none."""
     using = _using()
+    if owner_id is None:  # (a filter on None would find the conversations of nobody)
+        return Page([], False)
     threads = ChatKitThread.objects.using(using).filter(session__owner_id=owner_id)
     if after:
         mark = threads.filter(session__session_id=after).values_list("pk", flat=True).first()

@@ -50,6 +50,7 @@ def test_someone_elses_conversation_is_missing_for_every_operation(alice, bob):
     threads.delete.sync(bob.pk, "thr_1")
     assert threads.load.sync(alice.pk, "thr_1") == ("{}", None)
     assert threads.page.sync(bob.pk, None, 10, "asc").payloads == []
+    assert threads.page.sync(None, None, 10, "asc").payloads == []
 
 
 def test_a_conversation_of_the_packaged_chat_becomes_a_thread_when_saved(alice):
