@@ -50,6 +50,8 @@ def test_someone_elses_conversation_is_missing_for_every_operation(alice, bob):
     threads.delete.sync(bob.pk, "thr_1")
     assert threads.load.sync(alice.pk, "thr_1") == ("{}", None)
     assert threads.page.sync(bob.pk, None, 10, "asc").payloads == []
+    server_owned = AgentSession.objects.create(session_id="server-made")  # no owner
+    ChatKitThread.objects.create(session=server_owned, payload="{}")
     assert threads.page.sync(None, None, 10, "asc").payloads == []
 
 
