@@ -10,6 +10,7 @@ user and assistant messages are also the conversation's SDK items (``mirror``), 
 
 from __future__ import annotations
 
+import json
 from typing import Any, Generic, TypeVar
 
 from chatkit.store import NotFoundError, Store
@@ -17,8 +18,9 @@ from chatkit.types import Attachment, Page, ThreadItem, ThreadMetadata
 from pydantic import TypeAdapter
 
 from django_agent_sessions.protocols.chatkit.context import owner_id
-from django_agent_sessions.protocols.chatkit.mirror import sdk_item
+from django_agent_sessions.protocols.chatkit.mirror import chatkit_item, sdk_item
 from django_agent_sessions.store.chatkit import Missing, attachments, items, threads
+from django_agent_sessions.store.chatkit.adopted import SDK, Row
 
 TContext = TypeVar("TContext")
 _ITEM: TypeAdapter[ThreadItem] = TypeAdapter(ThreadItem)
@@ -39,12 +41,9 @@ class DjangoChatKitStore(Store[TContext], Generic[TContext]):
 
     async def load_thread(self, thread_id: str, context: TContext) -> ThreadMetadata:
         try:
-            payload, title = await threads.load(self.owner_id(context), thread_id)
+            return _metadata(await threads.load(self.owner_id(context), thread_id))
         except Missing:
             raise NotFoundError(f"Thread {thread_id} not found") from None
-        thread = ThreadMetadata.model_validate_json(payload)
-        # A rename in the packaged chat or the admin shows in ChatKit too.
-        return thread if title is None else thread.model_copy(update={"title": title or None})
 
     async def save_thread(self, thread: ThreadMetadata, context: TContext) -> None:
         payload = thread.model_dump_json(include=_THREAD_FIELDS)
@@ -60,7 +59,7 @@ class DjangoChatKitStore(Store[TContext], Generic[TContext]):
             found = await threads.page(self.owner_id(context), after, limit, order)
         except Missing:
             raise NotFoundError(f"Thread {after} not found") from None
-        data = [ThreadMetadata.model_validate_json(payload) for payload in found.payloads]
+        data = [_metadata(thread) for thread in found.threads]
         return Page(data=data, has_more=found.has_more, after=_last_id(data, found.has_more))
 
     async def delete_thread(self, thread_id: str, context: TContext) -> None:
@@ -73,7 +72,7 @@ class DjangoChatKitStore(Store[TContext], Generic[TContext]):
             found = await items.page(self.owner_id(context), thread_id, after, limit, order)
         except Missing:
             raise NotFoundError(f"Item {after} not found") from None
-        data = [_ITEM.validate_json(payload) for payload in found.payloads]
+        data = [item for row in found.rows if (item := _item(thread_id, row)) is not None]
         return Page(data=data, has_more=found.has_more, after=_last_id(data, found.has_more))
 
     async def add_thread_item(self, thread_id: str, item: ThreadItem, context: TContext) -> None:
@@ -93,10 +92,12 @@ class DjangoChatKitStore(Store[TContext], Generic[TContext]):
 
     async def load_item(self, thread_id: str, item_id: str, context: TContext) -> ThreadItem:
         try:
-            payload = await items.load(self.owner_id(context), thread_id, item_id)
+            item = _item(thread_id, await items.load(self.owner_id(context), thread_id, item_id))
         except Missing:
-            raise NotFoundError(f"Item {item_id} not found in thread {thread_id}") from None
-        return _ITEM.validate_json(payload)
+            item = None
+        if item is None:
+            raise NotFoundError(f"Item {item_id} not found in thread {thread_id}")
+        return item
 
     async def delete_thread_item(self, thread_id: str, item_id: str, context: TContext) -> None:
         try:
@@ -121,6 +122,25 @@ class DjangoChatKitStore(Store[TContext], Generic[TContext]):
 
     async def delete_attachment(self, attachment_id: str, context: TContext) -> None:
         await attachments.delete(self.owner_id(context), attachment_id)
+
+
+def _metadata(thread: threads.Thread) -> ThreadMetadata:
+    """ChatKit's metadata of a thread: its own JSON (a rename in the packaged chat or the
+    admin showing), or for a conversation ChatKit never saved, the conversation's."""
+    if thread.payload is None:
+        title = thread.title or None
+        return ThreadMetadata(id=thread.thread_id, title=title, created_at=thread.created_at)
+    metadata = ThreadMetadata.model_validate_json(thread.payload)
+    if thread.renamed is None:
+        return metadata
+    return metadata.model_copy(update={"title": thread.renamed or None})
+
+
+def _item(thread_id: str, row: Row) -> ThreadItem | None:
+    """A row's ChatKit item: its JSON, or the message its SDK item is (``adopted``)."""
+    if row.kind == SDK:
+        return chatkit_item(row.item_id, thread_id, row.created_at, json.loads(row.sdk))
+    return _ITEM.validate_json(row.payload)
 
 
 def _last_id(data: list[Any], has_more: bool) -> str | None:

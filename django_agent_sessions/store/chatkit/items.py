@@ -4,7 +4,9 @@ Each item's ChatKit JSON is a ``ChatKitItem`` row, ordered by its primary key. A
 with an SDK form (a user or an assistant message: the adapter decides, ``sdk_item``) is
 also appended to the conversation's ``SessionItem`` rows through ``store.items``, in the
 same transaction, so that ``DjangoSession.get_items()``, the packaged chat and the admin
-read it; changing or deleting the item changes or deletes that row with it.
+read it; changing or deleting the item changes or deletes that row with it. A
+conversation ChatKit did not start shows its messages, adopted before ChatKit's first
+item there (``adopted``).
 """
 
 from __future__ import annotations
@@ -19,8 +21,9 @@ from django_agent_sessions import serialization
 from django_agent_sessions.conf import app_settings
 from django_agent_sessions.models import AgentSession, ChatKitItem, SessionItem
 from django_agent_sessions.store import items as session_items
-from django_agent_sessions.store.chatkit import Missing
-from django_agent_sessions.store.chatkit.threads import Page, owned_pk
+from django_agent_sessions.store.chatkit import Missing, adopted
+from django_agent_sessions.store.chatkit.adopted import Row, Rows
+from django_agent_sessions.store.chatkit.threads import owned_pk
 from django_agent_sessions.store.hops import hop
 
 SdkItem = Mapping[str, Any] | None
@@ -36,6 +39,7 @@ def add(owner_id: Any, thread_id: str, item_id: str, kind: str, payload: str, sd
     using = _using()
     with transaction.atomic(using=using):
         pk = owned_pk(owner_id, thread_id, using, lock=True)
+        adopted.adopt(pk, using)
         mirror = _mirrored(owner_id, thread_id, pk, sdk, using)
         ChatKitItem.objects.using(using).create(
             session_id=pk, item_id=item_id, kind=kind, payload=payload, session_item_id=mirror
@@ -50,6 +54,7 @@ def save(
     using = _using()
     with transaction.atomic(using=using):
         pk = owned_pk(owner_id, thread_id, using, lock=True)
+        adopted.adopt(pk, using)
         row = ChatKitItem.objects.using(using).filter(session_id=pk, item_id=item_id).first()
         if row is None:
             mirror = _mirrored(owner_id, thread_id, pk, sdk, using)
@@ -66,37 +71,25 @@ def save(
 
 
 @hop
-def load(owner_id: Any, thread_id: str, item_id: str) -> str:
-    """The item's ChatKit JSON."""
-    found = (
-        ChatKitItem.objects.using(_using())
-        .filter(session__session_id=thread_id, session__owner_id=owner_id, item_id=item_id)
-        .values_list("payload", flat=True)
-        .first()
-    )
-    if found is None or owner_id is None:
+def load(owner_id: Any, thread_id: str, item_id: str) -> Row:
+    """The item: its ChatKit JSON, or an SDK message's (``adopted``)."""
+    using = _using()
+    found = adopted.one(owned_pk(owner_id, thread_id, using), using, item_id)
+    if found is None:
         raise Missing(item_id)
-    return str(found)
+    return found
 
 
 @hop
-def page(owner_id: Any, thread_id: str, after: str | None, limit: int, order: str) -> Page:
+def page(owner_id: Any, thread_id: str, after: str | None, limit: int, order: str) -> Rows:
     """``limit`` items after the item ``after`` in the thread's order (``asc``) or
     newest first (``desc``); none for a thread that is not the owner's."""
     using = _using()
-    if owner_id is None:
-        return Page([], False)
-    rows = ChatKitItem.objects.using(using).filter(
-        session__session_id=thread_id, session__owner_id=owner_id
-    )
-    if after:
-        mark = rows.filter(item_id=after).values_list("pk", flat=True).first()
-        if mark is None:
-            raise Missing(after)
-        rows = rows.filter(pk__gt=mark) if order == "asc" else rows.filter(pk__lt=mark)
-    ordered = rows.order_by("pk" if order == "asc" else "-pk")
-    payloads = list(ordered.values_list("payload", flat=True)[: max(limit, 0) + 1])
-    return Page(payloads[:limit], len(payloads) > limit)
+    try:
+        pk = owned_pk(owner_id, thread_id, using)
+    except Missing:
+        return Rows([], False)
+    return adopted.rows(pk, using, after, limit, order)
 
 
 @hop(write=True)

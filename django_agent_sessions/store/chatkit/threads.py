@@ -1,13 +1,17 @@
-"""A ChatKit thread is a conversation (``AgentSession``) with a ``ChatKitThread`` row.
+"""A ChatKit thread is a conversation (``AgentSession``), with a ``ChatKitThread`` row
+once ChatKit saved it.
 
-Threads are listed in the order they were created (by primary key, never by a
-timestamp a client sent). Saving a thread creates its conversation, owned by the
-saver; an id that is someone else's conversation is ``Missing``.
+Every conversation of the owner is a thread, the packaged chat's too (ChatKit's
+metadata is then made from the conversation's id, title and creation time). Threads are
+listed in the order their conversations were created (by primary key, never by a
+timestamp a client sent). Saving a thread creates its conversation, owned by the saver;
+an id that is someone else's conversation is ``Missing``.
 """
 
 from __future__ import annotations
 
 import json
+from datetime import datetime
 from typing import Any, NamedTuple
 
 from django.db import router, transaction
@@ -22,10 +26,20 @@ from django_agent_sessions.store.removal import delete_conversations
 TITLE_CHARS = 255
 
 
-class Page(NamedTuple):
-    """Stored payloads (oldest first for ``asc``), and whether more follow."""
+class Thread(NamedTuple):
+    """A thread as stored: ChatKit's JSON (None for a conversation ChatKit never saved),
+    the conversation's title when it was renamed elsewhere since (else None), and what
+    ChatKit's metadata of a conversation without JSON is made of."""
 
-    payloads: list[str]
+    thread_id: str
+    payload: str | None
+    renamed: str | None
+    title: str
+    created_at: datetime
+
+
+class Page(NamedTuple):
+    threads: list[Thread]
     has_more: bool
 
 
@@ -45,21 +59,29 @@ def owned_pk(owner_id: Any, thread_id: str, using: str, *, lock: bool = False) -
     return int(row[0])
 
 
+_FIELDS = ("session_id", "chatkit_thread__payload", "title", "created_at")
+
+
 @hop
-def load(owner_id: Any, thread_id: str) -> tuple[str, str | None]:
-    """The thread's payload, and its conversation's title when the packaged chat or the
-    admin renamed it since (None while it is the payload's own, as the column keeps it:
-    the payload's is exact, the column's is cut to its length)."""
+def load(owner_id: Any, thread_id: str) -> Thread:
+    """The owner's thread ``thread_id``."""
     row = (
-        ChatKitThread.objects.using(_using())
-        .filter(session__session_id=thread_id, session__owner_id=owner_id)
-        .values_list("payload", "session__title")
+        AgentSession.objects.using(_using())
+        .filter(session_id=thread_id, owner_id=owner_id)
+        .values_list(*_FIELDS)
         .first()
     )
     if row is None or owner_id is None:
         raise Missing(thread_id)
-    own = json.loads(row[0]).get("title") or ""
-    return str(row[0]), None if row[1] == column_text(own, TITLE_CHARS) else str(row[1])
+    return _thread(*row)
+
+
+def _thread(thread_id: str, payload: str | None, title: str, created_at: datetime) -> Thread:
+    """The thread, with ``renamed`` when its title is not the payload's own any more (as
+    the column keeps it: the payload's is exact, the column's is cut to its length)."""
+    own = "" if payload is None else json.loads(payload).get("title") or ""
+    renamed = None if payload is None or title == column_text(own, TITLE_CHARS) else title
+    return Thread(thread_id, payload, renamed, title, created_at)
 
 
 @hop(write=True)
@@ -100,15 +122,15 @@ def page(owner_id: Any, after: str | None, limit: int, order: str) -> Page:
     using = _using()
     if owner_id is None:  # (a filter on None would find the conversations of nobody)
         return Page([], False)
-    threads = ChatKitThread.objects.using(using).filter(session__owner_id=owner_id)
+    threads = AgentSession.objects.using(using).filter(owner_id=owner_id)
     if after:
-        mark = threads.filter(session__session_id=after).values_list("pk", flat=True).first()
+        mark = threads.filter(session_id=after).values_list("pk", flat=True).first()
         if mark is None:
             raise Missing(after)
         threads = threads.filter(pk__gt=mark) if order == "asc" else threads.filter(pk__lt=mark)
     ordered = threads.order_by("pk" if order == "asc" else "-pk")
-    payloads = list(ordered.values_list("payload", flat=True)[: max(limit, 0) + 1])
-    return Page(payloads[:limit], len(payloads) > limit)
+    found = [_thread(*row) for row in ordered.values_list(*_FIELDS)[: max(limit, 0) + 1]]
+    return Page(found[:limit], len(found) > limit)
 
 
 @hop(write=True)

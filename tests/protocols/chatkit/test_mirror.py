@@ -18,7 +18,7 @@ from chatkit.types import (
     UserMessageTextContent,
 )
 
-from django_agent_sessions.protocols.chatkit.mirror import sdk_item
+from django_agent_sessions.protocols.chatkit.mirror import chatkit_item, sdk_item
 
 NOW = datetime(2026, 1, 1)
 
@@ -73,3 +73,23 @@ async def test_an_assistant_message_is_the_converters_assistant_message():
 )
 def test_other_items_have_no_sdk_form(item):
     assert sdk_item(item) is None
+
+
+def test_an_sdk_message_is_a_chatkit_message_of_its_text():
+    asked = chatkit_item("sdk_1", "thr_1", NOW, {"role": "user", "content": "Weather?"})
+    assert isinstance(asked, UserMessageItem)
+    assert asked.content == [UserMessageTextContent(text="Weather?")]
+    reply = {
+        "type": "message",
+        "role": "assistant",
+        "content": [{"type": "output_text", "text": "Sunny", "annotations": []}],
+    }
+    answered = chatkit_item("sdk_2", "thr_1", NOW, reply)
+    assert isinstance(answered, AssistantMessageItem)
+    assert answered.content == [AssistantMessageContent(text="Sunny")]
+    assert sdk_item(answered) == reply  # and back
+
+
+def test_other_sdk_items_are_not_chatkit_messages():
+    call = {"type": "function_call", "call_id": "c1", "name": "weather", "arguments": "{}"}
+    assert chatkit_item("sdk_3", "thr_1", NOW, call) is None

@@ -22,6 +22,10 @@ def alice(django_user_model):
     return user
 
 
+def _payloads(owner, order: str) -> list[str]:
+    return [row.payload for row in items.page.sync(owner.pk, "thr_1", None, 10, order).rows]
+
+
 def _sdk_items() -> list:
     return [row.data for row in SessionItem.objects.order_by("pk")]
 
@@ -37,7 +41,7 @@ def test_messages_are_mirrored_and_other_items_are_not(alice):
     mirrors = ChatKitItem.objects.order_by("pk").values_list("item_id", "session_item_id")
     ids = list(SessionItem.objects.order_by("pk").values_list("pk", flat=True))
     assert list(mirrors) == [("msg_1", ids[0]), ("wid_1", None), ("msg_2", ids[1])]
-    assert items.page.sync(alice.pk, "thr_1", None, 10, "asc").payloads == [
+    assert _payloads(alice, "asc") == [
         payload("msg_1"),
         payload("wid_1", "widget"),
         payload("msg_2"),
@@ -48,7 +52,7 @@ def test_any_text_round_trips_on_both_sides(alice):
     text = "nul \x00, emoji 🐱, RTL שלום"
     chatkit_json = json.dumps(text, ensure_ascii=False)  # as pydantic writes it: \u0000
     items.add.sync(alice.pk, "thr_1", "msg_1", "user_message", chatkit_json, said(text))
-    assert items.load.sync(alice.pk, "thr_1", "msg_1") == chatkit_json
+    assert items.load.sync(alice.pk, "thr_1", "msg_1").payload == chatkit_json
     assert _sdk_items() == [said(text)]
 
 
@@ -57,7 +61,7 @@ def test_saving_changes_an_item_in_place_or_appends_it(alice):
     items.add.sync(alice.pk, "thr_1", "msg_2", "user_message", "next", said("Next"))
     items.save.sync(alice.pk, "thr_1", "msg_1", "assistant_message", "new", answered("Done"))
     items.save.sync(alice.pk, "thr_1", "wid_1", "widget", "widget", None)
-    assert items.page.sync(alice.pk, "thr_1", None, 10, "asc").payloads == [
+    assert _payloads(alice, "asc") == [
         "new",
         "next",
         "widget",
@@ -72,7 +76,7 @@ def test_deleting_an_item_deletes_its_sdk_form(alice):
     items.delete.sync(alice.pk, "thr_1", "msg_9")  # not there: nothing
     assert _sdk_items() == [said("B")]
     assert AgentSession.objects.get().item_count == 1
-    assert items.page.sync(alice.pk, "thr_1", None, 10, "desc").payloads == ["b"]
+    assert _payloads(alice, "desc") == ["b"]
 
 
 @pytest.mark.django_db(transaction=True)  # the hop's thread sees the committed rows
@@ -84,7 +88,7 @@ async def test_the_session_reads_the_mirrored_messages(alice):
 def test_another_owner_finds_no_items_and_writes_none(alice, django_user_model):
     bob = django_user_model.objects.create_user("bob")
     items.add.sync(alice.pk, "thr_1", "msg_1", "user_message", "a", said("A"))
-    assert items.page.sync(bob.pk, "thr_1", None, 10, "asc").payloads == []
+    assert _payloads(bob, "asc") == []
     with pytest.raises(Missing):
         items.load.sync(bob.pk, "thr_1", "msg_1")
     with pytest.raises(Missing):
