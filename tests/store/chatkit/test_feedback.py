@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import pytest
 
+from django_agent_sessions import serialization
 from django_agent_sessions.exceptions import FeedbackRejected
-from django_agent_sessions.models import ChatKitItem, Feedback
+from django_agent_sessions.models import ChatKitItem, Feedback, SessionItem
+from django_agent_sessions.store import items as session_items
 from django_agent_sessions.store.chatkit import Missing, feedback, items, threads
 from tests.store.chatkit.helpers import answered, said
 
@@ -38,3 +40,13 @@ def test_another_users_thread_and_an_unknown_kind_are_refused(alice, django_user
     with pytest.raises(FeedbackRejected):
         feedback.give.sync(alice, "thr_1", ["msg_2"], "meh")
     assert not Feedback.objects.exists()
+
+
+def test_a_reply_of_the_packaged_chat_is_rated_by_its_chatkit_id(django_user_model):
+    carol = django_user_model.objects.create_user("carol")
+    encoded = serialization.encode_items([said("Hi"), answered("Yo")], max_bytes=None, max_depth=50)
+    session_items.append_items(session_items.Scope("conv-1", carol.pk, "default"), encoded, "")
+    items.add.sync(carol.pk, "conv-1", "msg_9", "user_message", "{}", said("More"))  # adopts
+    reply = SessionItem.objects.get(role="assistant")
+    assert feedback.give.sync(carol, "conv-1", [f"sdk_{reply.pk}"], "positive") == 1
+    assert Feedback.objects.get().item_id == reply.pk
