@@ -38,14 +38,22 @@ class AgentSessionsConfig(AppConfig):
         checks.register(title_checks.check_titles)
 
         # A deleted attachment row takes its stored file once its transaction commits,
-        # whichever ORM delete removed it (store.attachments). Connecting is all this does.
+        # whichever ORM delete removed it (store.attachments; ChatKit's files alike, with
+        # their thread or their owner: store.chatkit.attachments). Connecting is all this does.
         from django.db.models.signals import post_delete
 
+        from django_agent_sessions.chatkit_rows.models import ChatKitAttachment
         from django_agent_sessions.files.models import Attachment
         from django_agent_sessions.store import attachments
+        from django_agent_sessions.store.chatkit import attachments as chatkit_files
 
         post_delete.connect(
             attachments.attachment_deleted,
             sender=Attachment,
             dispatch_uid="django_agent_sessions.attachment_deleted",
+        )
+        post_delete.connect(
+            chatkit_files.attachment_deleted,
+            sender=ChatKitAttachment,
+            dispatch_uid="django_agent_sessions.chatkit_attachment_deleted",
         )

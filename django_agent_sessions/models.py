@@ -20,6 +20,11 @@ from django_agent_sessions.approvals.models import (  # its module: approvals/
 )
 from django_agent_sessions.approvals.models import REJECTED_EXPIRED as REJECTED_EXPIRED
 from django_agent_sessions.approvals.models import ToolApproval as ToolApproval
+from django_agent_sessions.chatkit_rows.models import (  # its module: chatkit_rows/
+    ChatKitAttachment as ChatKitAttachment,
+)
+from django_agent_sessions.chatkit_rows.models import ChatKitItem as ChatKitItem
+from django_agent_sessions.chatkit_rows.models import ChatKitThread as ChatKitThread
 from django_agent_sessions.feedback.models import Feedback as Feedback  # its module: feedback/
 from django_agent_sessions.files.models import Attachment as Attachment  # its module: files/
 from django_agent_sessions.orders.models import RunOrder as RunOrder  # orders/

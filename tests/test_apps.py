@@ -9,11 +9,13 @@ from django.db.models.signals import post_delete
 
 from django_agent_sessions import checks as app_checks
 from django_agent_sessions.budgets import checks as budget_checks
+from django_agent_sessions.chatkit_rows.models import ChatKitAttachment
 from django_agent_sessions.feedback import checks as feedback_checks
 from django_agent_sessions.files import checks as file_checks
 from django_agent_sessions.files.models import Attachment
 from django_agent_sessions.layers import checks as layer_checks
 from django_agent_sessions.store import attachments
+from django_agent_sessions.store.chatkit import attachments as chatkit_files
 from django_agent_sessions.streaming import checks as streaming_checks
 from django_agent_sessions.telemetry import checks as telemetry_checks
 
@@ -44,3 +46,7 @@ def test_ready_connects_the_deletion_of_an_attachments_file():
     if isinstance(receivers, tuple):  # Django 5: (sync receivers, async receivers)
         receivers = [*receivers[0], *receivers[1]]
     assert attachments.attachment_deleted in receivers
+    receivers = post_delete._live_receivers(ChatKitAttachment)
+    if isinstance(receivers, tuple):
+        receivers = [*receivers[0], *receivers[1]]
+    assert chatkit_files.attachment_deleted in receivers

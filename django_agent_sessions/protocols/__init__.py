@@ -6,5 +6,7 @@ wire events a ``streaming.Follower`` gives it as its protocol's parts. Runs, the
 records, ownership, rate limits and quotas are the app's, whichever front end asks:
 
 - ``ai_sdk``: the Vercel AI SDK's UI message stream (``useChat``), docs/protocols/ai-sdk.md;
-- ``ag_ui``: AG-UI's events for a ``RunAgentInput``, docs/protocols/ag-ui.md.
+- ``ag_ui``: AG-UI's events for a ``RunAgentInput``, docs/protocols/ag-ui.md;
+- ``chatkit``: OpenAI's ChatKit, a ``Store`` on the conversations' rows and a server
+  that answers with the agent through ChatKit's own helpers, docs/protocols/chatkit.md.
 """
