@@ -25,7 +25,7 @@ from django_agent_sessions.streaming.delivery import layer
 from django_agent_sessions.streaming.delivery.socket_io import SocketIO
 
 # This process's sockets waiting on a new id: by pending group, then channel name.
-_waiting_here: dict[str, dict[str, Callable[[int], None]]] = {}
+_waiting_here: dict[str, dict[str, Callable[[int, bool], None]]] = {}
 
 
 def group_name(session_pk: int) -> str:
@@ -92,12 +92,11 @@ class Groups:
         found = await conversations.afind_conversation(session_id, owner_id=owner_id)
         return None if found is None else found.pk
 
-    def _created_here(self, conversation_pk: int) -> None:
+    def _created_here(self, conversation_pk: int, temporary: bool) -> None:
         """This process created the conversation: watch its runs now, before one can
         publish; the inbox's ``agent.created``, ahead of every event, joins it next."""
-        self.io.deliver_local(
-            {"type": "agent.created", "conversation_pk": conversation_pk, "here": True}
-        )
+        created = {"conversation_pk": conversation_pk, "here": True, "temporary": temporary}
+        self.io.deliver_local({"type": "agent.created", **created})
         self.io.watch(conversation_pk, self.channel)
 
     async def join(self, conversation_pk: int) -> None:
@@ -139,16 +138,25 @@ class Groups:
 
 
 async def announce_creation(
-    channel_layer: Any, session_id: str, owner_id: Any, conversation_pk: int, *, created: bool
+    channel_layer: Any,
+    session_id: str,
+    owner_id: Any,
+    conversation_pk: int,
+    *,
+    created: bool,
+    temporary: bool = False,
 ) -> None:
     """Bring every tab of the owner waiting on the new id into the conversation: this
     process's directly when this call ``created`` it (nothing can have run in it yet),
-    the others, and every tab when it existed already, through the layer."""
+    the others, and every tab when it existed already, through the layer. ``temporary``:
+    a temporary chat, whose tabs count themselves in (``following.temporary``)."""
     pending = pending_group_name(session_id, owner_id)
     told_here = _waiting_here.pop(pending, {}) if created else {}
     for created_here in list(told_here.values()):
-        created_here(conversation_pk)
+        created_here(conversation_pk, temporary)
     message = {"type": "agent.created", "conversation_pk": conversation_pk}
+    if temporary:
+        message["temporary"] = True
     await layer.retrying(channel_layer.group_send, pending, message)
 
 
