@@ -65,7 +65,8 @@ def fill(conversation: AgentSession, owner: Any) -> None:
     a message), a run with an approval, a model's usage, a rating, a schedule, an order."""
     # Over OFFLOAD_CHARS (64 KiB of base64): stored as a file.
     session = DjangoSession(conversation.session_id, owner=owner)
-    async_to_sync(session.add_items)([image_message(png(128, 128))])
+    items: list[Any] = [image_message(png(128, 128))]
+    async_to_sync(session.add_items)(items)
     run = AgentRun.objects.create(
         session=conversation, status="completed", total_tokens=120, agent_name="Helper"
     )
