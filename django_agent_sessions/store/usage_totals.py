@@ -56,13 +56,13 @@ def kept_since(owner_id: Any, since: Mapping[str, datetime], *, model: str = "")
     if not since:
         return {}
     rows = UsageTotal.objects.filter(owner_id=owner_id, model=model)
-    sums = rows.aggregate(
+    sums = rows.aggregate(  # (aliased: a name may be a column's, "day")
         **{
-            name: Sum("total_tokens", filter=Q(day__gte=_local_day(at)))
+            f"kept_{name}": Sum("total_tokens", filter=Q(day__gte=_local_day(at)))
             for name, at in since.items()
         }
     )
-    return {name: int(total or 0) for name, total in sums.items()}
+    return {name: int(sums[f"kept_{name}"] or 0) for name in since}
 
 
 def _local_day(at: datetime) -> date:

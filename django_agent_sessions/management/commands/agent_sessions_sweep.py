@@ -55,7 +55,9 @@ class Command(BaseCommand):
                 f"Ended {lost} run(s) whose worker died and {expired} approval wait(s) "
                 "past their timeout."
             )
-            self.stdout.write(f"Removed {await asweep()} temporary chat(s) due for removal.")
+            removed = await asweep()
+            if removed:
+                self.stdout.write(f"Removed {removed} temporary chat(s) due for removal.")
             if every is None:
                 return
             await asyncio.sleep(every)

@@ -95,8 +95,8 @@ class Groups:
     def _created_here(self, conversation_pk: int, temporary: bool) -> None:
         """This process created the conversation: watch its runs now, before one can
         publish; the inbox's ``agent.created``, ahead of every event, joins it next."""
-        created = {"conversation_pk": conversation_pk, "here": True, "temporary": temporary}
-        self.io.deliver_local({"type": "agent.created", **created})
+        created = {"type": "agent.created", "conversation_pk": conversation_pk, "here": True}
+        self.io.deliver_local({**created, "temporary": True} if temporary else created)
         self.io.watch(conversation_pk, self.channel)
 
     async def join(self, conversation_pk: int) -> None:
