@@ -103,9 +103,13 @@ def test_the_admins_lists_leave_it_out(two_chats):
     assert f"{WORD} temporary" not in page
     searched = client.get(f"/admin/django_agent_sessions/agentsession/?q={WORD}").content
     assert f"{WORD} temporary" not in searched.decode()
-    temp = two_chats[1]
+    _kept, temp = two_chats
     assert client.get(
         f"/admin/django_agent_sessions/agentsession/{temp.pk}/change/"
     ).status_code in (302, 404)
     ratings = client.get("/admin/django_agent_sessions/feedback/").content.decode()
     assert ratings.count('class="action-select"') == 1
+    runs = client.get("/admin/django_agent_sessions/agentrun/").content.decode()
+    kept, temp = two_chats
+    assert f"/agentsession/{kept.pk}/change/" in runs
+    assert f"/agentsession/{temp.pk}/change/" not in runs
