@@ -23,6 +23,7 @@ class AgentSessionsConfig(AppConfig):
         from django_agent_sessions.streaming import checks as streaming_checks
         from django_agent_sessions.task_backends import checks as run_checks
         from django_agent_sessions.telemetry import checks as telemetry_checks
+        from django_agent_sessions.temporary import checks as temporary_checks
         from django_agent_sessions.titles import checks as title_checks
 
         checks.register(app_checks.check_settings)
@@ -36,6 +37,7 @@ class AgentSessionsConfig(AppConfig):
         checks.register(schedule_checks.check_schedules)
         checks.register(run_checks.check_runs)
         checks.register(title_checks.check_titles)
+        checks.register(temporary_checks.check_temporary)
 
         # A deleted attachment row takes its stored file once its transaction commits,
         # whichever ORM delete removed it (store.attachments; ChatKit's files alike, with

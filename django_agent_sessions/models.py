@@ -30,6 +30,7 @@ from django_agent_sessions.files.models import Attachment as Attachment  # its m
 from django_agent_sessions.orders.models import RunOrder as RunOrder  # orders/
 from django_agent_sessions.schedules.models import ScheduledRun as ScheduledRun  # schedules/
 from django_agent_sessions.usage.models import RunModelUsage as RunModelUsage  # usage/
+from django_agent_sessions.usage.models import UsageTotal as UsageTotal
 
 SESSION_ID_MAX_LENGTH = 255
 #: An untitled conversation is titled by the start of its first user message, this long.
@@ -93,11 +94,28 @@ class AgentSession(models.Model):
         db_default="",
         blank=True,
     )
+    # A temporary chat (store.temporary): in no list, search or export, and removed
+    # with all it wrote once its last page closes (after a grace, so that a reload
+    # keeps it) or TEMPORARY_TTL after its last activity, whichever comes first.
+    temporary = models.BooleanField(_("temporary"), default=False, db_default=False, editable=False)
+    # The pages open on a temporary chat, and when the last one closed.
+    open_pages = models.PositiveIntegerField(
+        _("open pages"), default=0, db_default=0, editable=False
+    )
+    left_at = models.DateTimeField(_("left"), null=True, blank=True, editable=False)
 
     class Meta:
         verbose_name = _("conversation")
         verbose_name_plural = _("conversations")
-        indexes = [models.Index(fields=["owner", "-updated_at"], name="agent_sess_owner_recent")]
+        indexes = [
+            models.Index(fields=["owner", "-updated_at"], name="agent_sess_owner_recent"),
+            # The TTL sweep's (store.temporary): only temporary chats, so it stays small.
+            models.Index(
+                fields=["updated_at"],
+                condition=models.Q(temporary=True),
+                name="agent_sess_temporary",
+            ),
+        ]
 
     def __str__(self) -> str:
         return self.title or self.session_id

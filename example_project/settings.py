@@ -19,7 +19,9 @@ docs/example-project.md) sets:
 - ``OPENAI_API_KEY``, ``AGENT_MODEL``, ``OPENAI_BASE_URL``: a real model instead of the
   offline demo (read by ``example_project/agent.py``); ``DEMO_MODEL_DELAY``: seconds
   between the demo model's words; ``DEMO_TITLES`` (default on): titles after the first
-  exchange, by the demo offline, by the agent's model with a key (``0``: none).
+  exchange, by the demo offline, by the agent's model with a key (``0``: none);
+  ``TEMPORARY_GRACE_SECONDS`` (default 30): how long a closed temporary chat waits for a
+  reload before it is removed.
 """
 
 from __future__ import annotations
@@ -236,6 +238,8 @@ AGENT_SESSIONS = {
     # Titles after the first exchange (docs/conversations.md): the agent's model with an
     # API key; offline, the demo's own (DEMO_TITLES, on by default).
     "TITLES": _titles(),
+    # A temporary chat whose last tab closed is removed this many seconds later.
+    "TEMPORARY_GRACE_SECONDS": _int_env("TEMPORARY_GRACE_SECONDS", 30),
     # Token budgets (docs/operations.md): TOKENS_PER_DAY per person, shown under the box.
     "QUOTAS": (
         {"TOKENS_PER_DAY": _int_env("TOKENS_PER_DAY", 0), "SHOW_REMAINING": True}

@@ -80,9 +80,11 @@ class AgentSessionAdmin(_ModelAdmin):
         return (found | queryset.filter(pk__in=said) if said else found), duplicates
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[AgentSession]:
-        # The owner is shown on every page; join it rather than fetch it per row.
+        # The owner is shown on every page; join it rather than fetch it per row. A
+        # temporary chat is nobody's to browse: it is removed soon, unseen.
         queryset: QuerySet[AgentSession] = super().get_queryset(request).select_related("owner")
-        return queryset
+        listed: QuerySet[AgentSession] = queryset.filter(temporary=False)
+        return listed
 
     # Read-only: no adding, no editing. Viewing, clearing and deleting remain.
 

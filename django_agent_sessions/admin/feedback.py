@@ -68,6 +68,11 @@ class FeedbackAdmin(NoAddingOrEditing, _ModelAdmin):
     )
     readonly_fields = fields
 
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Any]:
+        # A temporary chat's ratings go with it, unseen (store.temporary).
+        rated: QuerySet[Any] = super().get_queryset(request).exclude(session__temporary=True)
+        return rated
+
     @admin.display(description=_("tags"))
     def tag_names(self, feedback: Feedback) -> str:
         return ", ".join(feedback.tag_list)

@@ -11,6 +11,8 @@ runs here.
 from __future__ import annotations
 
 from django.contrib import admin
+from django.db.models import QuerySet
+from django.http import HttpRequest
 from django.utils.html import format_html
 from django.utils.translation import gettext_lazy as _
 
@@ -44,6 +46,12 @@ class AgentRunAdmin(ReadOnly, admin.ModelAdmin):  # type: ignore[type-arg]
     search_fields = ["run_id", "session__session_id", "agent_name", "trace_id"]
     list_select_related = ["session", "order"]
     date_hierarchy = "started_at"
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[AgentRun]:
+        # A temporary chat's runs go with it, unseen (store.temporary).
+        runs: QuerySet[AgentRun] = super().get_queryset(request).exclude(session__temporary=True)
+        return runs
+
     ordering = ["-started_at"]
     fields = (
         "run_id",

@@ -27,7 +27,8 @@ from django_agent_sessions.chat.budget import budget_of
 from django_agent_sessions.conf.transports import chat_transport
 from django_agent_sessions.files import storage as file_storage
 from django_agent_sessions.models import SESSION_ID_MAX_LENGTH
-from django_agent_sessions.store import feedback, keeping, owned
+from django_agent_sessions.store import feedback, keeping, owned, temporary
+from django_agent_sessions.temporary.settings import forced_for
 
 #: The sidebar lists this many most recently active conversations.
 SIDEBAR_LIMIT = 50
@@ -53,7 +54,9 @@ def chat(request: HttpRequest) -> HttpResponseRedirect:
 @login_required
 def new_conversation(request: HttpRequest) -> HttpResponseRedirect:
     # Writes nothing, so GET is safe: the conversation exists once it has a message.
-    return redirect("django_agent_sessions:conversation", session_id=new_session_id())
+    # ``?temporary=1``: a temporary chat (its first message says so: store.temporary).
+    url = reverse("django_agent_sessions:conversation", args=[new_session_id()])
+    return redirect(url + ("?temporary=1" if request.GET.get("temporary") == "1" else ""))
 
 
 @require_GET
@@ -77,6 +80,11 @@ def conversation(request: HttpRequest, session_id: str) -> HttpResponse:
         # A branch (store.branches) names its original under its title.
         "origin": owned.origin_of(session_id) if current is not None else None,
         "budget": budget_of(request.user),  # QUOTAS["SHOW_REMAINING"] (budget.js)
+        # A temporary chat is marked as one; a new one's first message asks for it.
+        "temporary_forced": (forced := forced_for(request.user)),
+        "temporary": temporary.is_temporary(session_id)
+        if current is not None
+        else forced or request.GET.get("temporary") == "1",
     }
     return render(request, "django_agent_sessions/chat.html", context)
 

@@ -139,6 +139,13 @@ DEFAULTS: dict[str, Any] = {
     # or {"FUNCTION": dotted path}. In the background, after the reply; a rename wins.
     "SCHEDULE_GRACE": "5min",
     "TITLES": None,
+    # Temporary chats (temporary/settings.py): removed with all they wrote this long
+    # after their last activity, or TEMPORARY_GRACE_SECONDS after their last page
+    # closed, whichever comes first. FORCE_TEMPORARY: True, or a callable (or its
+    # dotted path) taking the user, makes every new chat of the chat page temporary.
+    "TEMPORARY_TTL": "1d",
+    "FORCE_TEMPORARY": False,
+    "TEMPORARY_GRACE_SECONDS": 30.0,
 }
 
 

@@ -56,6 +56,8 @@ def fork(source: Scope, new_session_id: str, up_to_item_id: int | None) -> int:
                 title=(_("%(title)s (branch)") % {"title": _title_of(conversation)})[:255],
                 branched_from=conversation,
                 branched_at_item_id=up_to_item_id,
+                # A temporary chat's branch leaves nothing behind either.
+                temporary=conversation.temporary,
             )
             if encoded:
                 with attachments.deleted_on_failure() as saved:
@@ -71,7 +73,7 @@ def _source(scope: Scope) -> AgentSession:
     found: AgentSession | None = (
         AgentSession.objects.using(scope.using)
         .filter(session_id=scope.session_id)
-        .only("pk", "owner_id", "title", "session_id")
+        .only("pk", "owner_id", "title", "session_id", "temporary")
         .first()
     )
     if found is None:

@@ -34,6 +34,7 @@ class OpenedConversation:
     pk: int
     session_id: str
     created: bool = False  # by the call that opened it
+    temporary: bool = False  # a temporary chat (store.temporary)
 
 
 @dataclass(frozen=True)
@@ -81,9 +82,7 @@ def open_conversation(session_id: str, *, owner_id: Any) -> OpenedConversation:
     )
     if conversation.owner_id != owner_id:
         raise SessionOwnershipError("This conversation belongs to another user.")
-    return OpenedConversation(
-        pk=conversation.pk, session_id=conversation.session_id, created=created
-    )
+    return OpenedConversation(conversation.pk, session_id, created, conversation.temporary)
 
 
 def find_conversation(session_id: str, *, owner_id: Any) -> OpenedConversation | None:
@@ -92,12 +91,13 @@ def find_conversation(session_id: str, *, owner_id: Any) -> OpenedConversation |
     Raises ``SessionOwnershipError`` like :func:`open_conversation`. A socket may connect
     to a new id; the conversation is created by its first message, not by connecting.
     """
-    conversation = AgentSession.objects.filter(session_id=session_id).only("pk", "owner_id").first()
+    fields = ("pk", "owner_id", "temporary")
+    conversation = AgentSession.objects.filter(session_id=session_id).only(*fields).first()
     if conversation is None:
         return None
     if conversation.owner_id != owner_id:
         raise SessionOwnershipError("This conversation belongs to another user.")
-    return OpenedConversation(pk=conversation.pk, session_id=session_id)
+    return OpenedConversation(conversation.pk, session_id, temporary=conversation.temporary)
 
 
 def read_history(

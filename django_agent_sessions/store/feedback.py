@@ -81,7 +81,9 @@ def ratings_of(user: Any, session_id: str) -> list[dict[str, Any]]:
 
 def records(feedback: QuerySet[Feedback]) -> Iterator[dict[str, Any]]:
     """Each rating as an evaluation record: ``input`` (the conversation's items before
-    the reply, as ``get_items`` gives them), ``reply``, the rating, comment and tags."""
+    the reply, as ``get_items`` gives them), ``reply``, the rating, comment and tags.
+    A temporary chat's ratings are never exported (``store.temporary``)."""
+    feedback = feedback.exclude(session__temporary=True)
     for rated in feedback.select_related("session", "run").order_by("id").iterator():
         payloads = SessionItem.objects.filter(session_id=rated.session_id, pk__lt=rated.item_id)
         earlier = payloads.order_by("id").values_list("payload", flat=True)

@@ -19,6 +19,7 @@ from django.utils import timezone
 from django_agent_sessions.models import AgentRun, AgentSession
 from django_agent_sessions.store import chained_insert, conversations, orders, runs
 from django_agent_sessions.store.hops import hop
+from django_agent_sessions.temporary.settings import forced_for
 
 
 @hop
@@ -30,6 +31,8 @@ def open_and_start(
     lease_seconds: float,
     client_id: str = "",
     order: orders.Order | None = None,
+    temporary: bool = False,
+    user: Any = None,
 ) -> tuple[conversations.OpenedConversation, runs.StartedRun | None]:
     """The conversation ``session_id`` (created for ``owner_id`` if it does not exist)
     and its new run, or None if it existed and has a run already.
@@ -38,14 +41,19 @@ def open_and_start(
     exists (another tab or worker created it since the visitor looked) gets the usual
     ``runs.start``, or ``SessionOwnershipError`` like ``conversations.open_conversation``
     when it is someone else's, with nothing written. ``order``: the run's, for a task.
+    ``temporary``: a new conversation is a temporary chat (as it is when
+    ``FORCE_TEMPORARY`` says so for ``user``, asked here, on the database's thread: a
+    rule may look at the user's groups).
     """
     now, using = timezone.now(), runs.database()
+    temporary = temporary or forced_for(user)
     try:
         # The visitor found no conversation a moment ago: create it (without looking
         # again), and its run; nothing else can see the new row before the commit.
         run = runs.new_record(now, agent_name, lease_seconds, client_id)
-        conversation_pk, run = _create_both(session_id, owner_id, run, using, order)
-        opened = conversations.OpenedConversation(conversation_pk, session_id, created=True)
+        conversation = AgentSession(session_id=session_id, owner_id=owner_id, temporary=temporary)
+        conversation_pk, run = _create_both(conversation, run, using, order)
+        opened = conversations.OpenedConversation(conversation_pk, session_id, True, temporary)
         return opened, runs.StartedRun(run.pk, str(run.run_id), run.history_item_id)
     except IntegrityError:
         pass  # created meanwhile, by another tab or worker: the conversation's usual start
@@ -61,7 +69,7 @@ def open_and_start(
 
 
 def _create_both(
-    session_id: str, owner_id: Any, run: AgentRun, using: str, order: orders.Order | None
+    conversation: AgentSession, run: AgentRun, using: str, order: orders.Order | None
 ) -> tuple[int, AgentRun]:
     """The conversation and ``run`` (its first run), both new; ``IntegrityError`` with
     nothing written if the id is taken.
@@ -69,7 +77,6 @@ def _create_both(
     One statement on PostgreSQL outside a transaction (``store.chained_insert``: one
     round trip instead of four); else a transaction (a savepoint inside the caller's).
     """
-    conversation = AgentSession(session_id=session_id, owner_id=owner_id)
     connection = transaction.get_connection(using)
     if chained_insert.supported(using) and not connection.in_atomic_block and order is None:
         conversation_pk, _run_pk = chained_insert.insert_pair(conversation, run, "session", using)

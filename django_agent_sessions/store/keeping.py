@@ -8,14 +8,15 @@ records the agent that ran it, and any of them may). Pinning and archiving are o
 touches neither the items nor ``updated_at`` (keeping is not activity).
 
 The search leaves archived conversations out the same way (``search_kept``), over the
-search of ``store.search``, which knows nothing of archives.
+search of ``store.search``, which knows nothing of archives; and temporary chats always
+(``store.temporary``), as the list does.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from django.db.models import Exists, OuterRef, QuerySet
+from django.db.models import Exists, OuterRef, Q, QuerySet
 from django.utils import timezone
 
 from django_agent_sessions.models import AgentRun, AgentSession
@@ -37,7 +38,7 @@ def listed(
     of ``session_id``, ``title``, ``updated_at``, ``pinned`` and ``archived_at``.
     ``archived``: archived ones too (else they are left out); ``agent``: only those
     with a run of that agent."""
-    rows = AgentSession.objects.filter(owner_id=owner_id)
+    rows = AgentSession.objects.filter(owner_id=owner_id, temporary=False)
     if not archived:
         rows = rows.filter(archived_at__isnull=True)
     if agent:
@@ -50,7 +51,7 @@ def listed(
 def agents_of(owner_id: Any) -> list[str]:
     """The names of the agents that ran in the owner's conversations, sorted."""
     names = (
-        AgentRun.objects.filter(session__owner_id=owner_id)
+        AgentRun.objects.filter(session__owner_id=owner_id, session__temporary=False)
         .exclude(agent_name="")
         .order_by("agent_name")
         .values_list("agent_name", flat=True)
@@ -100,16 +101,13 @@ def keep(
 def search_kept(
     owner_id: Any, query: str, limit: int = 20, *, archived: bool = False
 ) -> list[search.Hit]:
-    """``store.search.search``, without the owner's archived conversations unless
-    ``archived``. Their hits are dropped after the search, so it asks for more while
-    they take up the results (at most ``_SEARCH_ROUNDS`` searches, each four times
-    larger): the hits are never an archived conversation's, and rarely fewer."""
-    if archived:
-        return search.search(owner_id, query, limit)
+    """``store.search.search``, without the owner's temporary chats, nor archived
+    conversations unless ``archived``. Their hits are dropped after the search, so it
+    asks for more while they take up the results (at most ``_SEARCH_ROUNDS`` searches,
+    each four times larger): the hits are never theirs, and rarely fewer."""
+    hiding = Q(temporary=True) if archived else Q(temporary=True) | Q(archived_at__isnull=False)
     hidden = set(
-        AgentSession.objects.filter(owner_id=owner_id, archived_at__isnull=False).values_list(
-            "session_id", flat=True
-        )
+        AgentSession.objects.filter(hiding, owner_id=owner_id).values_list("session_id", flat=True)
     )
     asked = limit
     for _round in range(_SEARCH_ROUNDS):

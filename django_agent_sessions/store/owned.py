@@ -36,8 +36,9 @@ class Busy(Exception):
 
 
 def latest_of(user: Any) -> str | None:
-    """The id of the user's most recently active conversation (archived ones aside)."""
-    rows = AgentSession.objects.filter(owner=user, archived_at__isnull=True)
+    """The id of the user's most recently active conversation (archived ones and
+    temporary chats aside)."""
+    rows = AgentSession.objects.filter(owner=user, archived_at__isnull=True, temporary=False)
     found: str | None = rows.order_by("-updated_at").values_list("session_id", flat=True).first()
     return found
 

@@ -95,8 +95,19 @@ def _chunks(session_pks: Sequence[int]) -> list[list[int]]:
     return [pks[start : start + size] for start in range(0, len(pks), size)]
 
 
+def lock(using: str, session_pks: Sequence[int], *, before: datetime | None = None) -> list[int]:
+    """Write-lock these conversation rows in the caller's transaction; the locked pks."""
+    return _lock(using, session_pks, before=before)
+
+
 def _lock(using: str, session_pks: Sequence[int], *, before: datetime | None) -> list[int]:
     return lock_conversations(connections[using], session_pks, before=before)
+
+
+def delete_locked(using: str, pks: list[int]) -> Removed:
+    """Delete these conversations, already locked by the caller's transaction (in
+    ``transaction.atomic``, for their files to go once it commits)."""
+    return _delete_locked(using, pks)
 
 
 def _delete_locked(using: str, pks: list[int]) -> Removed:

@@ -20,6 +20,7 @@ from django.db.models import BigIntegerField, Case, F, Q, Sum, Value, When
 from django.db.models.functions import Greatest
 
 from django_agent_sessions.models import AgentRun, RunModelUsage
+from django_agent_sessions.store import usage_totals
 from django_agent_sessions.store.hops import hop
 
 
@@ -99,13 +100,21 @@ def spent_by(
 ) -> tuple[dict[str, int], dict[str, int]]:
     """The tokens ``owner_id``'s runs spent since each of ``since``'s times, and those
     ``model`` spent since each of ``model_since``'s: one query each, by the same names."""
-    return _sums(AgentRun.objects.filter(session__owner_id=owner_id), "started_at", since), (
-        _sums(
-            RunModelUsage.objects.filter(run__session__owner_id=owner_id, model=model),
-            "run__started_at",
-            model_since or {},
-        )
+    every = _sums(AgentRun.objects.filter(session__owner_id=owner_id), "started_at", since)
+    of_model = _sums(
+        RunModelUsage.objects.filter(run__session__owner_id=owner_id, model=model),
+        "run__started_at",
+        model_since or {},
     )
+    # What removed temporary chats spent (store.usage_totals) counts as well.
+    kept = usage_totals.kept_since(owner_id, since)
+    # (No model named: no model's row; "" is the row of every model.)
+    kept_of_model = usage_totals.kept_since(owner_id, model_since or {}, model=model or "-")
+    return _added(every, kept), _added(of_model, kept_of_model)
+
+
+def _added(sums: dict[str, int], more: Mapping[str, int]) -> dict[str, int]:
+    return {name: total + more.get(name, 0) for name, total in sums.items()}
 
 
 def _sums(rows: Any, started: str, since: Mapping[str, datetime]) -> dict[str, int]:

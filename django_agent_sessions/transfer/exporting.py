@@ -36,8 +36,9 @@ def export_chunks(conversations: QuerySet[AgentSession], fmt: str = "json") -> I
 
 
 def _conversation_texts(conversations: QuerySet[AgentSession]) -> Iterator[str]:
-    """One JSON text per conversation (a conversation is the unit held in memory)."""
-    rows = conversations.select_related("owner").order_by("pk")
+    """One JSON text per conversation (a conversation is the unit held in memory). A
+    temporary chat is never exported: it leaves nothing behind (``store.temporary``)."""
+    rows = conversations.filter(temporary=False).select_related("owner").order_by("pk")
     batch = list(rows[:EXPORT_FETCH_BATCH])
     while batch:
         yield from _batch_texts(batch, rows.db)

@@ -1,7 +1,8 @@
-"""One model's share of one run's usage."""
+"""One model's share of one run's usage, and the totals kept of removed temporary chats."""
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.db import models
 from django.utils.translation import gettext_lazy as _
 
@@ -42,3 +43,36 @@ class RunModelUsage(models.Model):
 
     def __str__(self) -> str:
         return f"{self.model}: {self.total_tokens} tokens"
+
+
+class UsageTotal(models.Model):
+    """What a person's removed temporary chats spent, per local day and model: the
+    totals their budgets still count once the runs are gone (``store.usage_totals``).
+
+    ``model`` "" holds the runs' totals (the budgets of every model); a model's name,
+    that model's share (its own budgets). Nothing says which conversation spent them.
+    """
+
+    id = models.BigAutoField(primary_key=True)
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        verbose_name=_("owner"),
+        on_delete=models.CASCADE,
+        related_name="+",
+        db_index=False,  # the unique (owner, day, model) constraint's index serves it
+    )
+    day = models.DateField(_("day"))
+    model = models.CharField(_("model"), max_length=255, blank=True)
+    total_tokens = models.PositiveBigIntegerField(_("total tokens"), default=0)
+
+    class Meta:
+        verbose_name = _("usage total")
+        verbose_name_plural = _("usage totals")
+        constraints = [
+            models.UniqueConstraint(
+                fields=["owner", "day", "model"], name="agent_usage_total_one_per_day"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.day} {self.model or '*'}: {self.total_tokens} tokens"

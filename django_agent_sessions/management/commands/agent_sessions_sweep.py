@@ -1,11 +1,13 @@
 """``manage.py agent_sessions_sweep [--every SECONDS]``.
 
 Ends the runs whose worker died (their lease expired) and the approval waits past
-``APPROVAL_TIMEOUT``, in conversations nobody has open: every worker with sockets does
-this by itself, so the command is for the rest (run it from cron or a timer, or keep it
-running with ``--every``). Each run is ended once, through the same end as everywhere
-(its calls get their outputs, the sockets of a channel layer shared with the workers are
-told, ``run_finished`` fires), however many workers and commands sweep at once.
+``APPROVAL_TIMEOUT``, in conversations nobody has open, and removes the temporary chats
+past ``TEMPORARY_TTL`` or left by their last page (``store.temporary``): every worker
+with sockets does this by itself, so the command is for the rest (run it from cron or a
+timer, or keep it running with ``--every``). Each run is ended once, through the same end
+as everywhere (its calls get their outputs, the sockets of a channel layer shared with the
+workers are told, ``run_finished`` fires), however many workers and commands sweep at
+once.
 """
 
 from __future__ import annotations
@@ -18,7 +20,10 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 
 class Command(BaseCommand):
-    help = "End runs whose worker died and approval waits past APPROVAL_TIMEOUT."
+    help = (
+        "End runs whose worker died and approval waits past APPROVAL_TIMEOUT; remove "
+        "temporary chats past TEMPORARY_TTL."
+    )
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument(
@@ -41,6 +46,8 @@ class Command(BaseCommand):
             from django_agent_sessions.streaming import sweep_once
         except ImportError as error:
             raise CommandError(f"The sweep needs Channels: {error}") from error
+        from django_agent_sessions.store.temporary import asweep
+
         channel_layer = get_channel_layer()
         while True:
             lost, expired = await sweep_once(channel_layer)
@@ -48,6 +55,9 @@ class Command(BaseCommand):
                 f"Ended {lost} run(s) whose worker died and {expired} approval wait(s) "
                 "past their timeout."
             )
+            removed = await asweep()
+            if removed:
+                self.stdout.write(f"Removed {removed} temporary chat(s) due for removal.")
             if every is None:
                 return
             await asyncio.sleep(every)

@@ -27,7 +27,7 @@ from django_agent_sessions.streaming.delivery import layer
 from django_agent_sessions.streaming.delivery.socket_io import SocketIO
 
 # This process's sockets waiting on a new id: by pending group, then channel name.
-_waiting_here: dict[str, dict[str, Callable[[int, bool], Awaitable[None]]]] = {}
+_waiting_here: dict[str, dict[str, Callable[[int, bool, bool], Awaitable[None]]]] = {}
 
 
 def group_name(session_pk: int) -> str:
@@ -94,14 +94,13 @@ class Groups:
         found = await conversations.afind_conversation(session_id, owner_id=owner_id)
         return None if found is None else found.pk
 
-    async def _created_here(self, conversation_pk: int, offloaded: bool) -> None:
+    async def _created_here(self, conversation_pk: int, temporary: bool, offloaded: bool) -> None:
         """This process created the conversation: watch its runs now, before one can
         publish; the inbox's ``agent.created``, ahead of every event, joins it next.
         ``offloaded``: its first run is a task's, heard through the layer only, so the
         socket is in the conversation's group already before that run is enqueued."""
-        self.io.deliver_local(
-            {"type": "agent.created", "conversation_pk": conversation_pk, "here": True}
-        )
+        created = {"type": "agent.created", "conversation_pk": conversation_pk, "here": True}
+        self.io.deliver_local({**created, "temporary": True} if temporary else created)
         self.io.watch(conversation_pk, self.channel)
         if offloaded:
             await layer.retrying(self.layer.group_add, group_name(conversation_pk), self.channel)
@@ -151,17 +150,21 @@ async def announce_creation(
     conversation_pk: int,
     *,
     created: bool,
+    temporary: bool = False,
     offloaded: bool = False,
 ) -> None:
     """Bring every tab of the owner waiting on the new id into the conversation: this
     process's directly when this call ``created`` it (nothing can have run in it yet),
-    the others, and every tab when it existed already, through the layer.
+    the others, and every tab when it existed already, through the layer. ``temporary``:
+    a temporary chat, whose tabs count themselves in (``following.temporary``).
     ``offloaded``: its first run will be a task's (see ``Groups._created_here``)."""
     pending = pending_group_name(session_id, owner_id)
     told_here = _waiting_here.pop(pending, {}) if created else {}
     for created_here in list(told_here.values()):
-        await created_here(conversation_pk, offloaded)
+        await created_here(conversation_pk, temporary, offloaded)
     message = {"type": "agent.created", "conversation_pk": conversation_pk}
+    if temporary:
+        message["temporary"] = True
     await layer.retrying(channel_layer.group_send, pending, message)
 
 

@@ -25,6 +25,7 @@ from django_agent_sessions.streaming.delivery.groups import Groups
 from django_agent_sessions.streaming.delivery.socket_io import SocketIO
 from django_agent_sessions.streaming.following import history
 from django_agent_sessions.streaming.following.relay import Relay
+from django_agent_sessions.streaming.following.temporary import Presence
 from django_agent_sessions.streaming.following.watch import later
 from django_agent_sessions.streaming.running import drain, lifecycle, lost
 from django_agent_sessions.streaming.visiting.visitor import Visitor
@@ -54,6 +55,7 @@ class Follower:
         self._send = send
         self.membership = Groups(self, io)
         self.relay = Relay(self)
+        self.presence = Presence()  # its count in a temporary chat (``temporary``)
         self._opened = False
         self._handlers: dict[str, Callable[[dict[str, Any]], Awaitable[None]]] = {
             "agent.event": self._on_event,
@@ -98,15 +100,18 @@ class Follower:
         if drain.draining():
             return await self._restart()  # this worker stops: another one serves the tab
         drain.serving(self, self._restart)
-        conversation_pk = self.visitor.conversation_pk
+        conversation_pk, temporary = self.visitor.conversation_pk, self.visitor.temporary
         if conversation_pk is None:
             conversation_pk = await self.membership.wait_for_creation(
                 self.visitor.session_id, self.visitor.owner_id, look_again=look_again
             )
+            temporary = True  # (created meanwhile: maybe; the store counts it if so)
         if conversation_pk is None:
             await history.send_empty_frame(self.send_json)
             return
         await self.join(conversation_pk)
+        if temporary:
+            self.presence.opened(conversation_pk)
         if resume is None or not await self._resume(*resume):
             await self.relay.send_history()
 
@@ -137,6 +142,7 @@ class Follower:
             await self.membership.leave(tell_the_run=tell_the_run)
         finally:
             self.io.close()
+            await self.presence.closed()  # the last page out of a temporary chat
 
     # What the layer brings ---------------------------------------------------------
 
@@ -235,6 +241,9 @@ class Follower:
         if self.membership.conversation_pk is not None:
             return  # joined already (the layer's copy of a creation told directly)
         await self.join(int(message["conversation_pk"]))
+        if message.get("temporary"):
+            self.visitor.temporary = True
+            self.presence.opened(int(message["conversation_pk"]))
         if not groups.joined_from_start(message):
             # The first run may have started in another worker before this tab joined
             # (its events then go through the layer only once a tab follows it): a

@@ -11,6 +11,8 @@ by one conditional UPDATE.
 ``sweep_once`` is one sweep (``manage.py agent_sessions_sweep`` runs it). While a process
 has sockets, ``sweeper`` runs one every ``RUN_LEASE_SECONDS / 4`` seconds (at most
 ``SWEEP_SECONDS``); a conversation's next run, and a ``cancel``, end its lost run at once.
+The sweeper (and the command) also removes the temporary chats that are due
+(``store.temporary.sweep``: past ``TEMPORARY_TTL``, or left by their last page).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from typing import Any
 from django_agent_sessions.conf import app_settings
 from django_agent_sessions.store import approvals as store_approvals
 from django_agent_sessions.store import pending
+from django_agent_sessions.store import temporary as store_temporary
 from django_agent_sessions.streaming.running import lifecycle
 
 logger = logging.getLogger(__name__)
@@ -75,6 +78,7 @@ class LostRunSweeper:
             await asyncio.sleep(min(float(lease) / 4, float(most)))
             try:
                 await sweep_once(channel_layer)
+                await store_temporary.asweep()  # the temporary chats due for removal
             except Exception:
                 logger.exception("Sweeping lost runs and expired approvals failed.")
 

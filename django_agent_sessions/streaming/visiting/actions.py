@@ -55,11 +55,16 @@ class Participant(Protocol):
     def rate_limit_key(self) -> str: ...
 
     async def create_conversation(
-        self, *, agent_name: str, client_id: str, order: store_orders.Order | None = None
+        self,
+        *,
+        agent_name: str,
+        client_id: str,
+        order: store_orders.Order | None = None,
+        temporary: bool = False,
     ) -> store_runs.StartedRun | None:
-        """Create the conversation (owned by the visitor) with its first run's record
-        (and its ``order``, for a task), set ``conversation_pk``; None if it existed
-        already and has a run."""
+        """Create the conversation (owned by the visitor; a temporary chat if asked or
+        forced) with its first run's record (and its ``order``, for a task), set
+        ``conversation_pk``; None if it existed already and has a run."""
 
 
 def _refuse_while_draining(client_id: str = "") -> None:
@@ -91,7 +96,10 @@ async def send_message(visitor: Participant, content: dict[str, Any]) -> None:
         started, order = None, _order(frame, attached)
         if visitor.conversation_pk is None:
             started = await visitor.create_conversation(
-                agent_name=agent.name, client_id=frame.client_id, order=order
+                agent_name=agent.name,
+                client_id=frame.client_id,
+                order=order,
+                temporary=frame.temporary,
             )
             if started is None:
                 raise frames.busy(frame.client_id)

@@ -59,6 +59,8 @@ class Visitor:
         DjangoSession(self.session_id)  # validates the id
         # None until the conversation exists (found, created, or joined by a follower).
         self.conversation_pk: int | None = None
+        self.temporary = False  # a temporary chat, once found or created
+
         self.agent_source: Callable[[], Awaitable[Agent[Any]]] | None = None
         self.context_source: Callable[[DjangoSession], Any] | None = None
 
@@ -96,14 +98,21 @@ class Visitor:
         is someone else's."""
         found = await conversations.afind_conversation(self.session_id, owner_id=self.owner_id)
         self.conversation_pk = None if found is None else found.pk
+        self.temporary = found is not None and found.temporary
 
     def find_conversation_now(self) -> None:
         """``find_conversation`` from sync code already on the database thread."""
         found = conversations.find_conversation(self.session_id, owner_id=self.owner_id)
         self.conversation_pk = None if found is None else found.pk
+        self.temporary = found is not None and found.temporary
 
     async def create_conversation(
-        self, *, agent_name: str, client_id: str, order: Order | None = None
+        self,
+        *,
+        agent_name: str,
+        client_id: str,
+        order: Order | None = None,
+        temporary: bool = False,
     ) -> StartedRun | None:
         """The first message: create the conversation (the visitor's) with its run's
         record (and ``order``, for a task) in one hop (``store.first_messages``), and
@@ -117,14 +126,17 @@ class Visitor:
             lease_seconds=float(lease),
             client_id=client_id,
             order=order,
+            temporary=temporary,
+            user=self.user,
         )
-        self.conversation_pk = opened.pk
+        self.conversation_pk, self.temporary = opened.pk, opened.temporary
         await groups.announce_creation(
             self.channel_layer,
             self.session_id,
             self.owner_id,
             opened.pk,
             created=opened.created,
+            temporary=opened.temporary,
             offloaded=order is not None,
         )
         return started

@@ -94,6 +94,7 @@ class UserMessage:
     text: str
     client_id: str
     files: tuple[int, ...] = ()  # attachment ids (chat/uploads.py), in the order shown
+    temporary: bool = False  # a first message: start a temporary chat (store.temporary)
 
 
 @dataclass(frozen=True)
@@ -120,7 +121,10 @@ def user_message(content: dict[str, Any]) -> UserMessage:
         # A lone surrogate (half an emoji) or NUL: it could be neither relayed (UTF-8,
         # msgpack) nor stored and shown faithfully, so nothing starts or is stored.
         raise BadFrame("invalid_text", _("The message contains invalid characters."), client_id)
-    return UserMessage(text, client_id, files)
+    temporary = content.get("temporary", False)
+    if not isinstance(temporary, bool):
+        raise BadFrame("invalid_frame", _("temporary must be true or false."), client_id)
+    return UserMessage(text, client_id, files, temporary)
 
 
 def _files(files: Any, client_id: str) -> tuple[int, ...]:

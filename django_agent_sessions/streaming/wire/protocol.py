@@ -2,8 +2,7 @@
 and the display items. The JSON Schema (draft 2020-12) is generated from it by
 ``python -m django_agent_sessions.streaming.wire.protocol`` (``--check``: exit 1 if stale),
 into ``docs/wire-protocol.schema.json`` and the static file of the same name. Objects
-are closed: the schema says exactly what the server sends. Plain data, no Django.
-"""
+are closed: the schema says exactly what the server sends. Plain data, no Django."""
 
 from __future__ import annotations
 
@@ -97,13 +96,14 @@ FINAL_OUTPUT = {"description": "A string, or JSON for agents with a structured o
 FAILURE = Shape("Why.", {"code": {"enum": RUN_FAILED_CODES}, "message": MESSAGE}).schema()
 FILE = {"id": integer(minimum=1), "name": string(), "content_type": string(), "size": integer()}
 FILES = typed("array", "The person's files (c/<id>/files/<id>/).", items=Shape("", FILE).schema())
+FILE_IDS = typed("array", items=integer(minimum=1))
+TEMPORARY = typed("boolean", "A first message: the conversation it starts is a temporary chat.")
 APPROVAL_MESSAGE = string(
     "What the model reads as the tool's output when the call is rejected.",
     maxLength=APPROVAL_MESSAGE_MAX_LENGTH,
 )
 
 # Display items --------------------------------------------------------------------------
-
 # Messages of every role but "user" carry html: the Markdown, rendered and sanitized.
 _HTML_UNLESS_USER = {
     "if": {"properties": {"role": {"const": "user"}}},
@@ -161,7 +161,7 @@ CLIENT_FRAMES: dict[str, Shape] = {
     "user_message": Shape(
         "Starts a run with this text (and files) as the user's message.",
         {"text": string("Not only whitespace, unless files are given.")},
-        {"client_id": CLIENT_ID, "files": typed("array", items=integer(minimum=1))},
+        {"client_id": CLIENT_ID, "files": FILE_IDS, "temporary": TEMPORARY},
         {"anyOf": [{"properties": {"text": {"pattern": r"\S"}}}, {"required": ["files"]}]},
     ),
     "cancel": Shape("Stops the active run (only this run, if given).", {}, {"run_id": string()}),

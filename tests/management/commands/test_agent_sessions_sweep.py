@@ -10,7 +10,7 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.utils import timezone
 
-from django_agent_sessions.models import AgentRun
+from django_agent_sessions.models import AgentRun, AgentSession
 from tests.conversations import make_conversation
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -44,3 +44,13 @@ def test_a_run_whose_lease_expired_is_ended_once():
 def test_every_takes_a_positive_number_of_seconds(every):
     with pytest.raises(CommandError, match="--every takes a positive number of seconds"):
         _sweep("--every", every)
+
+
+def test_temporary_chats_past_their_ttl_are_removed(settings):
+    settings.AGENT_SESSIONS = {"TEMPORARY_TTL": "1h"}
+    idle = make_conversation("idle", [{"role": "user", "content": "hi"}])
+    fresh = make_conversation("fresh", [{"role": "user", "content": "hi"}])
+    AgentSession.objects.filter(pk__in=[idle.pk, fresh.pk]).update(temporary=True)
+    AgentSession.objects.filter(pk=idle.pk).update(updated_at=timezone.now() - timedelta(hours=2))
+    assert _sweep().endswith("Removed 1 temporary chat(s) due for removal.\n")
+    assert list(AgentSession.objects.values_list("session_id", flat=True)) == ["fresh"]

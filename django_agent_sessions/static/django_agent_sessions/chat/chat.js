@@ -232,9 +232,9 @@ async function regenerate() {
 
 /* ---------- the composer ---------- */
 
-/* Send a message: its text and files (as the wire shows them: {id, name, ...}). */
+/* Send a message: its text and files (as the wire shows them: {id, name, ...}); temporary? */
 function sendText(text, sentFiles) {
-  const frame = { type: "user_message", text: text };
+  const frame = { type: "user_message", text: text, ...("temporary" in config && { temporary: true }) };
   if (sentFiles.length) frame.files = sentFiles.map((file) => file.id);
   if (!connection.send(frame)) return false;
   hideError();
