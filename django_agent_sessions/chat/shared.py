@@ -54,7 +54,7 @@ def _gate(request: HttpRequest) -> HttpResponse | None:
 
 def _private(response: HttpResponse) -> HttpResponse:
     response["X-Robots-Tag"] = NOINDEX
-    response["Referrer-Policy"] = "no-referrer"  # the token stays out of other sites' logs
+    response["Referrer-Policy"] = "same-origin"  # the token stays out of other sites' logs
     response["Cache-Control"] = "private, no-store"  # a revoke shows at once
     return response
 

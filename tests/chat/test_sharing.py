@@ -34,13 +34,13 @@ def test_the_share_action_makes_a_link_the_list_shows_and_revoke_ends(settings, 
     assert link.expires_at is not None
     assert link.up_to_item_id is not None
     listing = client.get(reverse("django_agent_sessions:share_links")).content.decode()
-    assert link.token in listing
+    assert f"/share/{link.token}/revoke/" in listing  # its Revoke button
     revoked = client.post(reverse("django_agent_sessions:share_revoke", args=[link.token]))
     assert revoked.status_code == 302
     link.refresh_from_db()
     assert link.revoked_at is not None
     again = client.get(reverse("django_agent_sessions:share_links")).content.decode()
-    assert "revoked" in again
+    assert f"/share/{link.token}/revoke/" not in again
 
 
 def test_bad_requests_and_someone_elses_conversation(settings, make_user):

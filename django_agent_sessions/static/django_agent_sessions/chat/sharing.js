@@ -35,7 +35,7 @@ export class Sharing {
   async create() {
     const fields = new FormData(this.form);
     const feedback = {
-      failed: (error) => (this.result.textContent = error || this.form.dataset.failed || "Failed"),
+      failed: (error) => (this.result.textContent = error || this.form.dataset.failed),
       succeeded: () => (this.result.textContent = ""),
     };
     const data = await post(this.form.dataset.url, fields, feedback);
