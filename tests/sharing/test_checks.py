@@ -20,3 +20,10 @@ def test_anything_else_is_e150_with_a_hint(settings, value):
     assert error.id == "django_agent_sessions.E150"
     assert error.hint
     assert repr(value) in error.msg
+
+
+def test_the_app_registers_it(settings):
+    from django.core.checks import run_checks
+
+    settings.AGENT_SESSIONS = {"SHARE_LINKS": "everyone"}
+    assert "django_agent_sessions.E150" in {message.id for message in run_checks()}

@@ -71,3 +71,29 @@ def test_revoke_all_counts_only_live_ones(make_user):
         sharing.create_link(owner.pk, "talk")
     assert sharing.revoke_all(SharedLink.objects.all()) == 3
     assert sharing.revoke_all(SharedLink.objects.all()) == 0
+
+
+def test_what_a_link_shows_tools_only_when_asked_never_reasoning_or_instructions(make_user):
+    owner = make_user("owner")
+    add(
+        "talk",
+        owner,
+        {"role": "system", "content": "Secret instructions"},
+        user_message("Hi"),
+        {"type": "reasoning", "id": "r1", "summary": [{"type": "summary_text", "text": "Hm"}]},
+        {"type": "function_call", "call_id": "c1", "name": "look", "arguments": "{}"},
+        {"type": "function_call_output", "call_id": "c1", "output": "found"},
+        assistant_message("Hello"),
+    )
+    hidden = sharing.find(sharing.create_link(owner.pk, "talk").token)
+    shown = sharing.find(sharing.create_link(owner.pk, "talk", show_tools=True).token)
+    assert hidden is not None
+    assert shown is not None
+
+    def types(found: sharing.Shared) -> list[str]:
+        kinds = AgentSession.objects.get(session_id="talk").items.order_by("id")
+        by_id = dict(kinds.values_list("id", "item_type"))
+        return [by_id[item_id] for item_id, _at, _payload in sharing.shown_rows(found)]
+
+    assert types(hidden) == ["message", "message"]
+    assert types(shown) == ["message", "function_call", "function_call_output", "message"]
