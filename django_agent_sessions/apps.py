@@ -20,6 +20,7 @@ class AgentSessionsConfig(AppConfig):
         from django_agent_sessions.files import checks as file_checks
         from django_agent_sessions.layers import checks as layer_checks
         from django_agent_sessions.scheduler import checks as schedule_checks
+        from django_agent_sessions.sharing import checks as sharing_checks
         from django_agent_sessions.streaming import checks as streaming_checks
         from django_agent_sessions.task_backends import checks as run_checks
         from django_agent_sessions.telemetry import checks as telemetry_checks
@@ -38,6 +39,7 @@ class AgentSessionsConfig(AppConfig):
         checks.register(run_checks.check_runs)
         checks.register(title_checks.check_titles)
         checks.register(temporary_checks.check_temporary)
+        checks.register(sharing_checks.check_share_links)
 
         # A deleted attachment row takes its stored file once its transaction commits,
         # whichever ORM delete removed it (store.attachments; ChatKit's files alike, with

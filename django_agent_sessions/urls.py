@@ -17,6 +17,8 @@ from django_agent_sessions.chat import (
     keeping,
     ratings,
     search,
+    shared,
+    sharing,
     uploads,
     views,
 )
@@ -46,4 +48,11 @@ urlpatterns = [
     path("c/<str:session_id>/files/<int:attachment_id>/", files.attachment, name="attachment"),
     path("c/<str:session_id>/items/<int:item_id>/feedback/", ratings.rate_reply, name="feedback"),
     path("c/<str:session_id>/feedback/", ratings.ratings_of, name="feedback_list"),
+    # Share links (SHARE_LINKS): the owner's, then the page a link opens.
+    path("c/<str:session_id>/share/", sharing.create_link, name="share"),
+    path("share/links/", sharing.links, name="share_links"),
+    path("share/<str:token>/", shared.shared, name="shared"),
+    path("share/<str:token>/revoke/", sharing.revoke, name="share_revoke"),
+    path("share/<str:token>/copy/", shared.continue_as_copy, name="share_copy"),
+    path("share/<str:token>/files/<int:attachment_id>/", shared.shared_file, name="shared_file"),
 ]

@@ -240,6 +240,8 @@ AGENT_SESSIONS = {
     "TITLES": _titles(),
     # A temporary chat whose last tab closed is removed this many seconds later.
     "TEMPORARY_GRACE_SECONDS": _int_env("TEMPORARY_GRACE_SECONDS", 30),
+    # Share links (docs/conversations.md): "off", "login" or "public".
+    "SHARE_LINKS": os.environ.get("SHARE_LINKS") or "off",
     # Token budgets (docs/operations.md): TOKENS_PER_DAY per person, shown under the box.
     "QUOTAS": (
         {"TOKENS_PER_DAY": _int_env("TOKENS_PER_DAY", 0), "SHOW_REMAINING": True}

@@ -65,6 +65,8 @@ MIDDLEWARE = [
 ROOT_URLCONF = "tests.urls"
 ASGI_APPLICATION = "tests.asgi.application"
 STATIC_URL = "/static/"
+# Where the servers a test starts find the files the test stored (its own directory).
+MEDIA_ROOT = os.environ.get("AGENT_SESSIONS_TEST_MEDIA_ROOT", "")
 
 TEMPLATES = [
     {

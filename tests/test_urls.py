@@ -32,6 +32,12 @@ NAMES = {
     "attachment": (("c-1", 3), "/chat/c/c-1/files/3/"),
     "feedback": (("c-1", 9), "/chat/c/c-1/items/9/feedback/"),
     "feedback_list": (("c-1",), "/chat/c/c-1/feedback/"),
+    "share": (("c-1",), "/chat/c/c-1/share/"),
+    "share_links": ((), "/chat/share/links/"),
+    "shared": (("tok",), "/chat/share/tok/"),
+    "share_revoke": (("tok",), "/chat/share/tok/revoke/"),
+    "share_copy": (("tok",), "/chat/share/tok/copy/"),
+    "shared_file": (("tok", 3), "/chat/share/tok/files/3/"),
 }
 
 

@@ -8,6 +8,7 @@ Django's deletion collector, which would load every item first. Tool approvals a
 read-only: pending ones, and who decided the others and when; so are people's ratings of
 replies (feedback). The usage page sums what runs spent per day, user or model, with a
 chart and a CSV export. Scheduled runs, configuration rather than records, are edited here.
+Share links are listed, and revoked with an action.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from django_agent_sessions.admin.feedback import FeedbackAdmin
 from django_agent_sessions.admin.listing import EstimatedCountPaginator, OwnerFilter
 from django_agent_sessions.admin.runs import AgentRunAdmin
 from django_agent_sessions.admin.schedules import ScheduledRunAdmin
+from django_agent_sessions.admin.sharing import SharedLinkAdmin
 from django_agent_sessions.admin.usage import UsageAdmin
 
 __all__ = [
@@ -27,6 +29,7 @@ __all__ = [
     "FeedbackAdmin",
     "OwnerFilter",
     "ScheduledRunAdmin",
+    "SharedLinkAdmin",
     "ToolApprovalAdmin",
     "UsageAdmin",
 ]

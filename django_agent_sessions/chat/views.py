@@ -27,6 +27,7 @@ from django_agent_sessions.chat.budget import budget_of
 from django_agent_sessions.conf.transports import chat_transport
 from django_agent_sessions.files import storage as file_storage
 from django_agent_sessions.models import SESSION_ID_MAX_LENGTH
+from django_agent_sessions.sharing.settings import enabled as sharing_enabled
 from django_agent_sessions.store import feedback, keeping, owned, temporary
 from django_agent_sessions.temporary.settings import forced_for
 
@@ -80,6 +81,7 @@ def conversation(request: HttpRequest, session_id: str) -> HttpResponse:
         # A branch (store.branches) names its original under its title.
         "origin": owned.origin_of(session_id) if current is not None else None,
         "budget": budget_of(request.user),  # QUOTAS["SHOW_REMAINING"] (budget.js)
+        "share_links": sharing_enabled(),  # the Share action (sharing.js)
         # A temporary chat is marked as one; a new one's first message asks for it.
         "temporary_forced": (forced := forced_for(request.user)),
         "temporary": temporary.is_temporary(session_id)

@@ -146,6 +146,9 @@ DEFAULTS: dict[str, Any] = {
     "TEMPORARY_TTL": "1d",
     "FORCE_TEMPORARY": False,
     "TEMPORARY_GRACE_SECONDS": 30.0,
+    # Share links (sharing/settings.py): "off", "login" (only signed-in people may open
+    # a link) or "public" (anyone with the link). Off by default: sharing is opt-in.
+    "SHARE_LINKS": "off",
 }
 
 

@@ -12,6 +12,7 @@ is the same whatever is written to the source meanwhile.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from django.db import IntegrityError, router, transaction
@@ -32,30 +33,41 @@ class BranchExists(ValueError):
     """The new conversation's id is taken."""
 
 
-def fork(source: Scope, new_session_id: str, up_to_item_id: int | None) -> int:
+#: A copy for someone else (a share link's "continue as a copy"): its owner, and which
+#: items it keeps (what the link showed them).
+CopyFor = tuple[Any, Callable[[Any], bool]]
+
+
+def fork(
+    source: Scope, new_session_id: str, up_to_item_id: int | None, copy_for: CopyFor | None = None
+) -> int:
     """Copy ``source``'s items with ids up to ``up_to_item_id`` (all: None) into a new
     conversation ``new_session_id``; the number of items copied. Raises
     ``SessionOwnershipError`` (not the owner's), ``LookupError`` (no such source),
-    ``BranchExists``."""
+    ``BranchExists``. ``copy_for``: the copy is that person's, of the items kept, and
+    not linked to its source (which is not theirs to open)."""
     conversation = _source(source)
-    copied = item_views.drop_unanswered_calls(
-        _items_of(conversation.pk, up_to_item_id, source.using)
-    )
+    items = _items_of(conversation.pk, up_to_item_id, source.using)
+    if copy_for is not None:
+        items = [item for item in items if copy_for[1](item)]
+    copied = item_views.drop_unanswered_calls(items)
     # Every file as a file (as the chat stores a message's files), so that a branch shows
     # the files its original showed.
     batch, files = inline.split_batch(copied, 0)
     encoded = serialization.encode_items(
         batch, max_bytes=app_settings.MAX_ITEM_BYTES, max_depth=app_settings.MAX_ITEM_DEPTH
     )
-    scope = Scope(new_session_id, conversation.owner_id, source.using)
+    owner_id = conversation.owner_id if copy_for is None else copy_for[0]
+    scope = Scope(new_session_id, owner_id, source.using)
+    title = _("%(title)s (copy)") if copy_for else _("%(title)s (branch)")
     try:
         with transaction.atomic(using=source.using):
             AgentSession.objects.using(source.using).create(
                 session_id=new_session_id,
-                owner_id=conversation.owner_id,
-                title=(_("%(title)s (branch)") % {"title": _title_of(conversation)})[:255],
-                branched_from=conversation,
-                branched_at_item_id=up_to_item_id,
+                owner_id=owner_id,
+                title=(title % {"title": _title_of(conversation)})[:255],
+                branched_from=None if copy_for else conversation,
+                branched_at_item_id=None if copy_for else up_to_item_id,
                 # A temporary chat's branch leaves nothing behind either.
                 temporary=conversation.temporary,
             )
