@@ -19,6 +19,8 @@ urlpatterns = [
     path("accounts/logout/", auth_views.LogoutView.as_view(next_page="login"), name="logout"),
     # Pages without an icon of their own (the admin's) make browsers ask for this one.
     path("favicon.ico", RedirectView.as_view(url=static("chat/favicon.svg"), permanent=True)),
+    # The Vercel AI SDK's useChat over the same runs (DefaultChatTransport's api: "/ai-sdk/chat").
+    path("ai-sdk/", include("django_agent_sessions.protocols.ai_sdk.urls")),
     # The packaged chat page, at the site's root.
     path("", include("django_agent_sessions.urls")),
 ]

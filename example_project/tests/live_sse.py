@@ -44,11 +44,30 @@ def post(server_url: str, path: str, body: dict[str, Any], cookie: str) -> tuple
 
 
 class LiveStream:
-    """``GET <server>/c/<session_id>/events/``; ``frame()`` is the next frame."""
+    """``GET <server>/c/<session_id>/events/``; ``frame()`` is the next frame.
 
-    def __init__(self, server_url: str, session_id: str, cookie: str) -> None:
+    ``body``: a POST of it to ``path`` instead, whose own response is the stream (the
+    AI SDK adapter's ``useChat`` request); its ``data: [DONE]`` ends the stream."""
+
+    def __init__(
+        self,
+        server_url: str,
+        session_id: str,
+        cookie: str,
+        *,
+        path: str = "",
+        body: dict[str, Any] | None = None,
+    ) -> None:
         self.connection = _connection(server_url, 60)
-        self.connection.request("GET", f"/c/{session_id}/events/", headers={"Cookie": cookie})
+        if body is None:
+            self.connection.request("GET", f"/c/{session_id}/events/", headers={"Cookie": cookie})
+        else:
+            headers = {
+                "Cookie": f"{cookie}; csrftoken={CSRF}",
+                "X-CSRFToken": CSRF,
+                "Content-Type": "application/json",
+            }
+            self.connection.request("POST", path, body=json.dumps(body), headers=headers)
         self.response = self.connection.getresponse()
         assert self.response.status == 200, self.response.status
         self.frames: queue.Queue[dict[str, Any] | None] = queue.Queue()
@@ -60,6 +79,8 @@ class LiveStream:
         try:
             for raw in self.response:
                 line = raw.decode().rstrip("\n")
+                if line == "data: [DONE]":
+                    break
                 if line.startswith("data: "):
                     data.append(line.removeprefix("data: "))
                 elif line == "" and data:

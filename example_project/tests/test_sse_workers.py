@@ -3,17 +3,20 @@
 The example project with ``CHANNEL_LAYER=none`` and ``CHAT_TRANSPORT=sse``: a run started
 by a POST on one worker reaches the event streams held by the other through PostgreSQL's
 LISTEN/NOTIFY (``layers.postgres``). The PostgreSQL server is this module's own, so the
-tests restart it, and kill a worker with SIGKILL, for real. Clients are plain HTTP
+tests restart it, and kill a worker with SIGKILL, for real, under the packaged chat's
+streams and under the AI SDK adapter's ``useChat`` requests. Clients are plain HTTP
 (``example_project/tests/live_sse.py``).
 """
 
 from __future__ import annotations
 
+import http.client
 import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import psycopg
 import pytest
@@ -178,3 +181,42 @@ def test_streams_follow_runs_again_after_postgresql_restarts(live):
     frames = watcher.until("run.completed", "run.failed")
     assert frames[-1]["type"] == "run.completed"
     watcher.close()
+
+
+def use_chat(live: Workers, worker: int, session_id: str, text: str) -> LiveStream:
+    """A ``useChat`` message to the AI SDK adapter of ``worker``; its response's stream."""
+    message = {"id": uuid.uuid4().hex, "role": "user", "parts": [{"type": "text", "text": text}]}
+    body = {"id": session_id, "messages": [message], "trigger": "submit-message"}
+    return LiveStream(live.url(worker), session_id, live.cookie, path="/ai-sdk/chat", body=body)
+
+
+def resume_status(live: Workers, worker: int, session_id: str) -> int:
+    """The status of ``useChat``'s resume (``resume: true``) on ``worker``."""
+    parts = urlsplit(live.url(worker))
+    connection = http.client.HTTPConnection(parts.hostname or "127.0.0.1", parts.port, timeout=15)
+    try:
+        path = f"/ai-sdk/chat/{session_id}/stream"
+        connection.request("GET", path, headers={"Cookie": live.cookie})
+        return connection.getresponse().status
+    finally:
+        connection.close()
+
+
+def test_a_use_chat_reply_whose_worker_is_killed_ends_worker_lost_and_the_chat_goes_on(live):
+    """The AI SDK adapter on two workers: its reply's worker is killed (SIGKILL) mid-reply;
+    a page on the other worker learns ``worker_lost``, that worker's resume finds nothing
+    in flight (204), and the chat's next message there is answered."""
+    session_id, watcher = watched_from_worker_2(live)
+    reply = use_chat(live, 0, session_id, STORY)
+    reply.until("text-delta")
+    live.servers[0].process.kill()  # SIGKILL: no cleanup of any kind
+    end = watcher.until("run.failed", "run.completed", "run.cancelled", timeout=LEASE * 4)[-1]
+    assert (end["type"], end["error"]["code"]) == ("run.failed", "worker_lost")
+    reply.close()
+    assert resume_status(live, 1, session_id) == 204  # nothing in flight to rejoin
+    again = use_chat(live, 1, session_id, "Are you there?")
+    chunks = again.until("finish", "error")
+    assert (chunks[-1]["type"], chunks[-1].get("finishReason")) == ("finish", "stop")
+    assert "".join(c["delta"] for c in chunks if c["type"] == "text-delta")
+    watcher.close()
+    assert live.statuses(session_id)[-2:] == [("failed", "worker_lost"), ("completed", "")]
