@@ -5,7 +5,9 @@ through ChatKit's own agents helpers, on ``DjangoChatKitStore``.
 with ChatKit's ``ThreadItemConverter`` (``simple_to_agent_input``'s), runs the agent
 with the SDK's ``Runner.run_streamed`` and streams ChatKit's events with
 ``stream_agent_response``; ChatKit's server then stores every finished item through
-the store, so the run's messages are the conversation's. Feedback becomes the app's
+the store, so the run's messages are the conversation's. A message past the person's
+rate limit or token budget gets ChatKit's error event instead (the packaged chat's
+refusal, in its words). Feedback becomes the app's
 ``Feedback`` (``store.chatkit.feedback``). The agent is ``AGENT_SESSIONS["AGENT"]``,
 as for the packaged chat, unless one is given.
 """
@@ -19,14 +21,20 @@ from agents import Agent, Runner
 from chatkit.agents import AgentContext, ThreadItemConverter, stream_agent_response
 from chatkit.server import ChatKitServer
 from chatkit.store import NotFoundError
-from chatkit.types import FeedbackKind, ThreadMetadata, ThreadStreamEvent, UserMessageItem
+from chatkit.types import (
+    ErrorEvent,
+    FeedbackKind,
+    ThreadMetadata,
+    ThreadStreamEvent,
+    UserMessageItem,
+)
 
 from django_agent_sessions.protocols.chatkit.attachments import DjangoChatKitAttachmentStore
 from django_agent_sessions.protocols.chatkit.context import ChatKitContext
 from django_agent_sessions.protocols.chatkit.store import DjangoChatKitStore
 from django_agent_sessions.store.chatkit import Missing
 from django_agent_sessions.store.chatkit import feedback as ratings
-from django_agent_sessions.streaming import load_agent
+from django_agent_sessions.streaming import actions, frames, load_agent
 
 # The newest items a reply sees, as ChatKit's own examples read them.
 HISTORY_ITEMS = 100
@@ -71,6 +79,11 @@ class AgentChatKitServer(ChatKitServer[ChatKitContext]):
         agent_input = await self.converter.to_agent_input(list(reversed(page.data)))
         agent_context = DjangoAgentContext(thread=thread, store=self.store, request_context=context)
         agent = await self.get_agent(context)
+        try:  # the packaged chat's rate limit and token budget, for this person too
+            await actions.admit(f"user:{context.user.pk}", context.user, agent)
+        except frames.BadFrame as refused:
+            yield ErrorEvent(message=refused.message, allow_retry=True)
+            return
         result = Runner.run_streamed(agent, agent_input, context=agent_context)
         async for event in stream_agent_response(agent_context, result):
             yield event

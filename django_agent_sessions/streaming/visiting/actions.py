@@ -83,10 +83,7 @@ async def send_message(visitor: Participant, content: dict[str, Any]) -> None:
             raise frames.busy(frame.client_id)
         await lifecycle.expire_overdue(visitor.channel_layer, visitor.conversation_pk, visitor.user)
     # Counted here, where writing begins: connecting writes nothing, so is not counted.
-    retry_after = await ratelimit.retry_after(visitor.rate_limit_key())
-    if retry_after is not None:
-        message = _("Too many messages; wait a moment.")
-        raise frames.BadFrame("rate_limited", message, frame.client_id, retry_after=retry_after)
+    await _within_rate(visitor.rate_limit_key(), frame.client_id)
     try:
         # The agent first: a broken factory leaves no empty conversation behind.
         agent = await visitor.get_agent()
@@ -169,6 +166,22 @@ async def _start_here(
     )
     active = await run_task.start(request, channel_layer=visitor.channel_layer, started=started)
     return active is not None
+
+
+async def admit(rate_limit_key: str, user: Any, agent: Agent[Any]) -> None:
+    """What a message to ``agent`` must pass before its run starts, for a front end
+    that runs the agent itself (ChatKit's server): the rate limit of ``rate_limit_key``
+    (``"user:<pk>"``, as the chat counts), then ``user``'s token budget. Raises
+    ``frames.BadFrame`` with the wire's code (``rate_limited``, ``quota_exceeded``)."""
+    await _within_rate(rate_limit_key, "")
+    await _within_budget(user, agent, "")
+
+
+async def _within_rate(rate_limit_key: str, client_id: str) -> None:
+    retry_after = await ratelimit.retry_after(rate_limit_key)
+    if retry_after is not None:
+        message = _("Too many messages; wait a moment.")
+        raise frames.BadFrame("rate_limited", message, client_id, retry_after=retry_after)
 
 
 async def _within_budget(user: Any, agent: Agent[Any], client_id: str) -> None:
