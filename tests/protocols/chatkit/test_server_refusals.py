@@ -45,5 +45,6 @@ async def test_a_spent_token_budget_gets_an_error_event(settings, server, model,
     settings.AGENT_SESSIONS = {**settings.AGENT_SESSIONS, "QUOTAS": {"TOKENS_PER_DAY": 0}}
     events = await streamed(await server.process(create("Hello"), alice))
     [error] = of_type(events, "error")
-    assert error.message is not None and "budget" in error.message
+    assert error.message is not None
+    assert "budget" in error.message
     assert len(model.calls) == 0  # refused before any model call
