@@ -228,5 +228,6 @@ def test_titles_benchmark_runs(start: Start, tmp_path: Path) -> None:
         assert rounds[mode]["valid"], rounds[mode]
     [verdict] = result["targets"]
     assert verdict["invalid_rounds"] == [], verdict
-    assert verdict["ratio_p50"] > 0 and verdict["ratio_p99"] > 0, verdict  # speed: not checked
+    # Speed is a result, not this test's check; that the ratios are there is.
+    assert min(verdict["ratio_p50"], verdict["ratio_p99"]) > 0, verdict
     assert "titles within 1.02x" in output, output[-3000:]
