@@ -1,6 +1,7 @@
 """What titles cost a chat's next message: time to first token with titles on and off.
 
-    python -m benchmarks.titles [--db sqlite|postgres] [--smoke] [--rounds N]
+    python -m benchmarks.titles [--db sqlite|postgres] [--smoke] [--rounds N] [--clients N]
+                                [--control]
 
 Two deployments of the streaming benchmark's daphne worker (``benchmarks.streaming_settings``,
 each on a database of its own), identical but for ``AGENT_SESSIONS["TITLES"]``: ``None``
@@ -17,6 +18,8 @@ Judged: the median over the rounds of each round's on/off ratio of the second me
 TTFT p50 and p99, target at most 1.02. A round is valid only if every chat completed both
 messages and every conversation of "on" got the model's title (``title_source`` "model")
 and none of "off" did; invalid rounds are reported and left out of the medians.
+``--clients 50`` runs one scenario; ``--control`` keeps titles off on both workers (an A/A
+run: what two workers of the same code differ by, which the 1.02 is judged against).
 """
 
 from __future__ import annotations
@@ -77,10 +80,12 @@ def counts(server: Server) -> dict[str, list[int]]:
 
 
 async def run_rounds(
-    db: str, workdir: Path, scenarios: list[Scenario], rounds: int
+    db: str, workdir: Path, scenarios: list[Scenario], rounds: int, control: bool = False
 ) -> list[dict[str, Any]]:
+    """``rounds`` paired rounds of each scenario on the two deployments (see the module).
+    ``control``: "on" has titles off too (an A/A run: two workers' own spread)."""
     servers: dict[str, Server] = {}
-    for label, titles in ((OFF, "0"), (ON, "1")):
+    for label, titles in ((OFF, "0"), (ON, "0" if control else "1")):
         name = _prepare_db(db, workdir, label.replace(" ", "_"))
         servers[label] = Server(db, name, False)
         servers[label].env.update(CONN_MAX_AGE="", BENCH_TITLES=titles)
@@ -118,7 +123,7 @@ async def run_rounds(
         total, titled = stored[result["mode"]].get(result["prefix"].rstrip("-"), [0, 0])
         clients = result["clients"]
         completed = result["first"]["completed"] == result["second"]["completed"] == clients
-        wanted = clients if result["mode"] == ON else 0
+        wanted = clients if result["mode"] == ON and not control else 0
         result.update(conversations=total, titled=titled)
         result["valid"] = completed and total == clients and titled == wanted
     return results
@@ -207,6 +212,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--clients", type=int, default=None, help="one scenario of N chats")
     parser.add_argument("--out-dir", default=None)
+    parser.add_argument(
+        "--control", action="store_true", help="titles off on both workers: their own spread"
+    )
     args = parser.parse_args(argv)
     db = args.db or ("postgres" if os.environ.get("PGHOST") else "sqlite")
     scenarios = SMOKE if args.smoke else FULL
@@ -215,7 +223,7 @@ def main(argv: list[str] | None = None) -> int:
     rounds = args.rounds or (1 if args.smoke else ROUNDS)
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="agent-sessions-titles-") as tmp:
-        results = asyncio.run(run_rounds(db, Path(tmp), scenarios, rounds))
+        results = asyncio.run(run_rounds(db, Path(tmp), scenarios, rounds, args.control))
     verdicts = [judge(results, s.name) for s in scenarios]
     markdown = report(results, verdicts)
     print("\n" + markdown, flush=True)
@@ -225,6 +233,7 @@ def main(argv: list[str] | None = None) -> int:
         "date": stamp,
         "db": db,
         "smoke": args.smoke,
+        "control": args.control,
         "rounds": rounds,
         "title_ms": int(os.environ.get("BENCH_TITLE_MS", "400")),
         "machine": machine([db]),
@@ -233,7 +242,8 @@ def main(argv: list[str] | None = None) -> int:
         "targets": verdicts,
     }
     out_dir = Path(args.out_dir) if args.out_dir else RESULTS
-    write_results(out_dir, f"titles-{db}", stamp, document, f"Titles benchmark on {db}", markdown)
+    kind = f"titles-{db}" + ("-control" if args.control else "")
+    write_results(out_dir, kind, stamp, document, f"Titles benchmark on {db}", markdown)
     return 0
 
 
