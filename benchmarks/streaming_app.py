@@ -10,6 +10,7 @@ consumer, daphne, TCP.
 from __future__ import annotations
 
 import asyncio
+import os
 import re
 import time
 from collections.abc import AsyncIterator, Mapping
@@ -135,6 +136,15 @@ def _message(message_id: str, text: str, status: str) -> ResponseOutputMessage:
 def build_agent(scope: Any = None) -> Agent[Any]:
     set_tracing_disabled(True)
     return Agent(name="Benchmark assistant", instructions="", model=PacedModel())
+
+
+async def write_title(message: str, reply: str) -> str:
+    """The titles benchmark's title writer (``BENCH_TITLES=1``): waits as long as a small
+    model's answer takes (``BENCH_TITLE_MS``, 400 by default), reads the exchange as a
+    model's client would encode it, and answers a title."""
+    await asyncio.sleep(int(os.environ.get("BENCH_TITLE_MS", "400")) / 1000)
+    words = f"{message} {reply}".split()
+    return f"Benchmark chat of {len(words)} words"
 
 
 class NoMemorySession:

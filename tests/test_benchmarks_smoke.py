@@ -213,3 +213,21 @@ def test_tasks_benchmark_runs(start: Start, tmp_path: Path) -> None:
         assert modes[mode]["task_worker_cpu_s"] > 0, modes[mode]
         assert modes[mode]["queue_wait_p50_ms"] is not None, modes[mode]
     assert "TTFT p95 overhead against inline" in output
+
+
+def test_titles_benchmark_runs(start: Start, tmp_path: Path) -> None:
+    db = os.environ.get("AGENT_SESSIONS_TEST_DB", "sqlite")
+    output = _finish(start("benchmarks.titles", tmp_path, "--db", db))
+    result = json.loads((tmp_path / f"titles-{db}-latest.json").read_text())
+    rounds = {r["mode"]: r for r in result["results"]}
+    assert set(rounds) == {"titles off", "titles on"}, output[-3000:]
+    for mode, titled in (("titles off", 0), ("titles on", 5)):
+        # Every chat sent both messages; only "on" wrote the model's titles.
+        assert rounds[mode]["second"]["completed"] == rounds[mode]["clients"] == 5, rounds[mode]
+        assert (rounds[mode]["conversations"], rounds[mode]["titled"]) == (5, titled), rounds
+        assert rounds[mode]["valid"], rounds[mode]
+    [verdict] = result["targets"]
+    assert verdict["invalid_rounds"] == [], verdict
+    # Speed is a result, not this test's check; that the ratios are there is.
+    assert min(verdict["ratio_p50"], verdict["ratio_p99"]) > 0, verdict
+    assert "titles within 1.02x" in output, output[-3000:]
