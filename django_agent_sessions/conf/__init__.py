@@ -146,6 +146,12 @@ DEFAULTS: dict[str, Any] = {
     "TEMPORARY_TTL": "1d",
     "FORCE_TEMPORARY": False,
     "TEMPORARY_GRACE_SECONDS": 30.0,
+    # What a message sent during a reply does (streaming/visiting/while_running.py):
+    # "busy", refused (the client may Stop, then send); "interrupt", it Stops the reply
+    # and is sent once the reply's end is recorded, waited for up to INTERRUPT_SECONDS
+    # (then refused "busy").
+    "WHILE_RUNNING": "busy",
+    "INTERRUPT_SECONDS": 10.0,
 }
 
 
