@@ -15,4 +15,4 @@ def held(session_pk: int) -> bool:
     """Whether a run holds the conversation: live, or waiting for decisions. A running
     record whose lease expired (its worker died) holds nothing: the next run ends it."""
     holding = AgentRun.objects.using(database()).holding(timezone.now())
-    return holding.filter(session_id=session_pk).exists()
+    return bool(holding.filter(session_id=session_pk).exists())
