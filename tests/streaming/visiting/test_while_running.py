@@ -1,7 +1,8 @@
 """``while_running``: with ``WHILE_RUNNING = "interrupt"``, a message sent during a reply
 Stops it and is sent once its end is recorded (a running run, a run waiting for
 decisions); a run that does not stop in time leaves the message ``busy``; an end the
-layer lost is found in the record; a bad mode is reported (E146) and acts as ``busy``.
+layer lost is found in the record; a bad mode is reported (E146) and acts as ``busy``,
+a bound that is not a positive number too (E012).
 Through ``actions`` with a real ``Visitor``, the real ``Runner`` and scripted models."""
 
 from __future__ import annotations
@@ -168,3 +169,6 @@ def test_a_bad_mode_is_reported_and_acts_as_busy(settings: Any) -> None:
         assert while_running.mode() == good
     settings.AGENT_SESSIONS = {}
     assert while_running.mode() == "busy"  # the default
+    settings.AGENT_SESSIONS = {"INTERRUPT_SECONDS": 0}
+    ids = [m.id for m in checks.check_streaming_settings()]
+    assert "django_agent_sessions.E012" in ids  # the wait's bound is a positive number
