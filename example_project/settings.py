@@ -21,7 +21,8 @@ docs/example-project.md) sets:
   between the demo model's words; ``DEMO_TITLES`` (default on): titles after the first
   exchange, by the demo offline, by the agent's model with a key (``0``: none);
   ``TEMPORARY_GRACE_SECONDS`` (default 30): how long a closed temporary chat waits for a
-  reload before it is removed.
+  reload before it is removed; ``WHILE_RUNNING`` (default ``busy``; ``interrupt``): what a
+  message sent during a reply does.
 """
 
 from __future__ import annotations
@@ -242,6 +243,8 @@ AGENT_SESSIONS = {
     "TEMPORARY_GRACE_SECONDS": _int_env("TEMPORARY_GRACE_SECONDS", 30),
     # Share links (docs/conversations.md): "off", "login" or "public".
     "SHARE_LINKS": os.environ.get("SHARE_LINKS") or "off",
+    # A message sent during a reply: "busy" (refused) or "interrupt" (stops it, then sent).
+    "WHILE_RUNNING": os.environ.get("WHILE_RUNNING") or "busy",
     # Token budgets (docs/operations.md): TOKENS_PER_DAY per person, shown under the box.
     "QUOTAS": (
         {"TOKENS_PER_DAY": _int_env("TOKENS_PER_DAY", 0), "SHOW_REMAINING": True}

@@ -24,6 +24,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from django_agent_sessions import item_views
 from django_agent_sessions.chat.budget import budget_of
+from django_agent_sessions.conf import app_settings
 from django_agent_sessions.conf.transports import chat_transport
 from django_agent_sessions.files import storage as file_storage
 from django_agent_sessions.models import SESSION_ID_MAX_LENGTH
@@ -82,6 +83,8 @@ def conversation(request: HttpRequest, session_id: str) -> HttpResponse:
         "origin": owned.origin_of(session_id) if current is not None else None,
         "budget": budget_of(request.user),  # QUOTAS["SHOW_REMAINING"] (budget.js)
         "share_links": sharing_enabled(),  # the Share action (sharing.js)
+        # Send stays offered during a reply, which it stops (WHILE_RUNNING, chat.js).
+        "interrupts": app_settings.WHILE_RUNNING == "interrupt",
         # A temporary chat is marked as one; a new one's first message asks for it.
         "temporary_forced": (forced := forced_for(request.user)),
         "temporary": temporary.is_temporary(session_id)

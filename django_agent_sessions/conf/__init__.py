@@ -149,6 +149,12 @@ DEFAULTS: dict[str, Any] = {
     # Share links (sharing/settings.py): "off", "login" (only signed-in people may open
     # a link) or "public" (anyone with the link). Off by default: sharing is opt-in.
     "SHARE_LINKS": "off",
+    # What a message sent during a reply does (streaming/visiting/while_running.py):
+    # "busy", refused (the client may Stop, then send); "interrupt", it Stops the reply
+    # and is sent once the reply's end is recorded, waited for up to INTERRUPT_SECONDS
+    # (then refused "busy").
+    "WHILE_RUNNING": "busy",
+    "INTERRUPT_SECONDS": 10.0,
 }
 
 

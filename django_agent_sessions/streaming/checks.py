@@ -16,6 +16,7 @@ from django_agent_sessions.conf import DEFAULTS, app_settings
 from django_agent_sessions.conf.transports import channels_installed, chat_transport
 from django_agent_sessions.conf.values import parse_duration
 from django_agent_sessions.layers.checks import rate_limit_cache_warnings
+from django_agent_sessions.streaming.visiting import while_running
 from django_agent_sessions.streaming.visiting.agent_loading import configured_target
 from django_agent_sessions.streaming.visiting.context import configured_factory
 from django_agent_sessions.streaming.visiting.ratelimit import parse_rate
@@ -37,6 +38,7 @@ _POSITIVE_SECONDS = (
     "SWEEP_SECONDS",
     "SSE_HEARTBEAT_SECONDS",
     "SSE_STREAM_SECONDS",
+    "INTERRUPT_SECONDS",
 )
 
 
@@ -53,6 +55,7 @@ def check_streaming_settings(**kwargs: Any) -> list[CheckMessage]:
     messages.extend(_check_rate_limit())
     messages.extend(_check_approval_timeout())
     messages.extend(_check_transport())
+    messages.extend(while_running.check())
     for key in _POSITIVE_SECONDS:
         setting = getattr(app_settings, key)
         if isinstance(setting, bool) or not isinstance(setting, int | float) or setting <= 0:

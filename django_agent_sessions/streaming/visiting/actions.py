@@ -31,7 +31,7 @@ from django_agent_sessions.streaming.running import (
     spending,
 )
 from django_agent_sessions.streaming.running.empty_history import EmptyHistorySession
-from django_agent_sessions.streaming.visiting import ratelimit
+from django_agent_sessions.streaming.visiting import ratelimit, while_running
 from django_agent_sessions.streaming.wire import frames
 
 logger = logging.getLogger(__name__)
@@ -78,12 +78,18 @@ async def send_message(visitor: Participant, content: dict[str, Any]) -> None:
     """A ``user_message``: start a run answering it."""
     frame = frames.user_message(content)
     _refuse_while_draining(frame.client_id)
+    interrupting = visitor.conversation_pk is not None and while_running.interrupts()
     if visitor.conversation_pk is not None:
-        if active_runs.local_run(visitor.conversation_pk) is not None:
+        if not interrupting and active_runs.local_run(visitor.conversation_pk) is not None:
             raise frames.busy(frame.client_id)
         await lifecycle.expire_overdue(visitor.channel_layer, visitor.conversation_pk, visitor.user)
     # Counted here, where writing begins: connecting writes nothing, so is not counted.
     await _within_rate(visitor.rate_limit_key(), frame.client_id)
+    if interrupting:  # after the rate limit: a refused message stops nothing
+        assert visitor.conversation_pk is not None
+        stop = functools.partial(_stop, visitor, None)
+        if not await while_running.interrupt(visitor.channel_layer, visitor.conversation_pk, stop):
+            raise frames.busy(frame.client_id)
     try:
         # The agent first: a broken factory leaves no empty conversation behind.
         agent = await visitor.get_agent()
@@ -259,10 +265,16 @@ async def cancel(visitor: Participant, content: dict[str, Any]) -> None:
     """A ``cancel``: stop the conversation's run (only ``run_id``, when given)."""
     run_id = frames.cancel(content)
     if visitor.conversation_pk is not None:  # else nothing was ever started here
-        if dispatch.offloaded() and await dispatch.stop(
-            visitor.channel_layer, visitor.conversation_pk, run_id=run_id, user=visitor.user
-        ):
-            return  # no task had started it: it ended here
-        await lifecycle.cancel(
-            visitor.channel_layer, visitor.conversation_pk, run_id=run_id, user=visitor.user
-        )
+        await _stop(visitor, run_id)
+
+
+async def _stop(visitor: Participant, run_id: str | None) -> None:
+    """Stop the conversation's run (a ``cancel``, or a message that interrupts it)."""
+    assert visitor.conversation_pk is not None
+    if dispatch.offloaded() and await dispatch.stop(
+        visitor.channel_layer, visitor.conversation_pk, run_id=run_id, user=visitor.user
+    ):
+        return  # no task had started it: it ended here
+    await lifecycle.cancel(
+        visitor.channel_layer, visitor.conversation_pk, run_id=run_id, user=visitor.user
+    )

@@ -67,6 +67,7 @@ const sidebar = new Sidebar(ui.list, ui.toggle, config, strings, (title) => {
   markSaved();
 });
 let activeRun = null; // the run_id of the conversation's running run, if any
+const interrupts = config.whileRunning === "interrupt"; // a message sent now stops the reply
 
 /* ---------- feedback ---------- */
 
@@ -81,7 +82,7 @@ function setBusy(runId) {
   const busy = runId !== null;
   ui.stop.hidden = !busy;
   ui.stop.disabled = false;
-  ui.send.hidden = busy;
+  ui.send.hidden = busy && !interrupts;
   ui.clear.disabled = busy;
   ui.remove.disabled = busy;
   updateComposer();
@@ -90,7 +91,7 @@ function setBusy(runId) {
 }
 
 function updateComposer() {
-  ui.send.disabled = !connection.isOpen || activeRun !== null || composer.rewinding;
+  ui.send.disabled = !connection.isOpen || (activeRun !== null && !interrupts) || composer.rewinding;
 }
 
 function markSaved() {
@@ -244,7 +245,7 @@ function sendText(text, sentFiles) {
 }
 
 const composer = new Composer(ui, {
-  isBusy: () => activeRun !== null,
+  isBusy: () => activeRun !== null && !interrupts,
   isOpen: () => connection.isOpen,
   onBusy: () => showError(strings.busy),
   send: sendText,
