@@ -22,7 +22,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 HANG_SECONDS = 400
 
-pytestmark = [pytest.mark.once, pytest.mark.long(80)]
+pytestmark = [pytest.mark.once, pytest.mark.full, pytest.mark.long(80)]
 
 
 Start = Callable[..., "subprocess.Popen[str]"]

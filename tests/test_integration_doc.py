@@ -33,6 +33,7 @@ INSTALL_TIMEOUT = 600
 pytestmark = [
     pytest.mark.browser,
     pytest.mark.once,
+    pytest.mark.full,
     pytest.mark.timeout(INSTALL_TIMEOUT + 300),
     pytest.mark.long(60),
 ]

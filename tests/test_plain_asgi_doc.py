@@ -37,6 +37,7 @@ from tests.test_integration_doc import (
 pytestmark = [
     pytest.mark.browser,
     pytest.mark.once,
+    pytest.mark.full,
     pytest.mark.timeout(INSTALL_TIMEOUT + 300),
     pytest.mark.long(50),
 ]
