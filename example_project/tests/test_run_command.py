@@ -34,7 +34,7 @@ from tests.services import free_port
 # A new virtual environment with every dependency, from pip's cache: about a minute here.
 START_TIMEOUT = 300.0
 
-pytestmark = [pytest.mark.once, pytest.mark.long(70)]
+pytestmark = [pytest.mark.once, pytest.mark.full, pytest.mark.long(70)]
 
 
 class RunCommand:

@@ -172,8 +172,10 @@ def test_approvals_are_decided_on_the_page_and_the_run_goes_on(
 ) -> None:
     page = open_chat(signed_in(make_user, "ann"), session_id)
     send(page, "pay")
+    approve = page.get_by_role("button", name="Approve")
+    approve.nth(1).wait_for()  # the page was "ready" before the send too: wait for the parts
     page.wait_for_selector("[data-status=ready]")
-    assert page.get_by_role("button", name="Approve").count() == 2
+    assert approve.count() == 2
     assert statuses_become(session_id, ["waiting"]) == ["waiting"]
     save_screenshot(page, "ai-sdk-use-chat-approvals")
     page.get_by_role("button", name="Approve").first.click()
