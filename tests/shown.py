@@ -3,7 +3,9 @@
 The same rules as the page's ``chat.js``: a ``history`` frame replaces everything (its
 items, then the run in flight: its items and its text so far), deltas append to the reply
 being written, a completed message replaces it, and an end (or a history without a run
-in flight) ends the run. ``repeated`` records each completed message whose streamed text
+in flight) ends the run. ``failure`` is the error code of a run shown failed: from its
+``run.failed``, or from the history's note of it (a tab whose end the layer lost learns
+it from the stored history). ``repeated`` records each completed message whose streamed text
 (if any was streamed) differed from it: text shown twice, or lost.
 """
 
@@ -22,6 +24,7 @@ class Shown:
         self.streaming = ""
         self.busy = False
         self.ended = False
+        self.failure: str | None = None
         self.repeated: list[tuple[str, str]] = []
 
     def see(self, frame: dict[str, Any]) -> None:
@@ -34,6 +37,9 @@ class Shown:
             self.streaming = (active or {}).get("text", "")
             self.busy = active is not None or bool(frame["pending_approvals"])
             self.ended = self.ended or (not self.busy and bool(replies))
+            notes = [i for i in frame["items"] if _is_reply(i) and i.get("status") == "failed"]
+            if not self.busy and notes and frame["items"][-1] is notes[-1]:
+                self.ended, self.failure = True, notes[-1]["error"]["code"]
         elif kind == "run.started":
             self.busy, self.streaming = True, ""
         elif kind == "text.delta":
@@ -45,6 +51,8 @@ class Shown:
             self.reply, self.streaming = frame["item"]["text"], ""
         elif kind in TERMINAL:
             self.busy, self.ended = False, True
+            if kind == "run.failed":
+                self.failure = frame["error"]["code"]
 
 
 def _is_reply(item: dict[str, Any]) -> bool:
