@@ -15,7 +15,6 @@ reconnects. The stream leaves its groups without asking the run who still watche
 from __future__ import annotations
 
 import asyncio
-import contextvars
 import logging
 from collections.abc import AsyncIterator
 from typing import Any
@@ -23,12 +22,11 @@ from typing import Any
 from django_agent_sessions.conf import app_settings
 from django_agent_sessions.exceptions import SessionOwnershipError
 from django_agent_sessions.sse import framing
+from django_agent_sessions.sse.body import END, Body, leave
 from django_agent_sessions.sse.following import following
 from django_agent_sessions.streaming import Visitor
 
 logger = logging.getLogger(__name__)
-
-_END = None  # queued when the following task is over: the stream ends
 
 
 class EventStream:
@@ -45,11 +43,8 @@ class EventStream:
         self.channel_layer = visitor.channel_layer
         own = following(visitor, kind="stream", send=self.send_json, restart=self._restart)
         self.channel_name, self.io, self.follower = own.channel_name, own.io, own.follower
-        self._out: asyncio.Queue[str | None] = asyncio.Queue()
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._tasks: list[asyncio.Task[None]] = []
-        self._closing: asyncio.Task[None] | None = None
-        self._closed = False
+        self._body = Body()
+        self._out = self._body.out
 
     async def send_json(self, content: Any) -> None:
         self._out.put_nowait(framing.event_text(content))
@@ -58,7 +53,7 @@ class EventStream:
         """This worker stops (``streaming.drain``): the stream ends and the browser
         reconnects soon, to another worker."""
         self._out.put_nowait(framing.restart())
-        self._out.put_nowait(_END)
+        self._body.end()
 
     def __aiter__(self) -> AsyncIterator[str]:
         return self._chunks()
@@ -66,21 +61,12 @@ class EventStream:
     def close(self) -> None:
         """End the stream: leave its groups, stop its tasks. Django calls it once the
         response is over, possibly from another thread."""
-        loop = self._loop
-        if loop is not None and not loop.is_closed():
-            loop.call_soon_threadsafe(self._close_soon)
-
-    def _close_soon(self) -> None:
-        if self._closing is None and not self._closed:
-            self._closing = asyncio.ensure_future(self._close())
+        self._body.close_soon(self._close)
 
     async def _chunks(self) -> AsyncIterator[str]:
-        loop = self._loop = asyncio.get_running_loop()
-        # Following does the stream's database work: in a context of its own, so that it
-        # shares asgiref's one thread and connection (see ``views.detached``).
-        follower = contextvars.Context().run(loop.create_task, self._follow())
-        self._tasks = [follower, loop.create_task(self._heartbeats())]
-        ends = loop.call_later(float(app_settings.SSE_STREAM_SECONDS), self._out.put_nowait, _END)
+        self._body.start(self._follow())
+        assert self._body.loop is not None
+        ends = self._body.loop.call_later(float(app_settings.SSE_STREAM_SECONDS), self._body.end)
         try:
             yield framing.opening()
             while (written := self._written(await self._out.get())) is not None:
@@ -92,22 +78,15 @@ class EventStream:
     def _written(self, chunk: str | None) -> str | None:
         """``chunk`` and everything queued after it, as one write; None at the end."""
         written = ""
-        while chunk is not _END:
+        while chunk is not END:
             written += chunk
             if self._out.empty():
                 return written
             chunk = self._out.get_nowait()
         if written:  # the end after more frames: they go first, the end next time
-            self._out.put_nowait(_END)
+            self._body.end()
             return written
         return None
-
-    async def _heartbeats(self) -> None:
-        heartbeat = float(app_settings.SSE_HEARTBEAT_SECONDS)
-        while True:
-            await asyncio.sleep(heartbeat)
-            if self._out.empty():
-                self._out.put_nowait(framing.HEARTBEAT)
 
     async def _follow(self) -> None:
         try:
@@ -120,15 +99,8 @@ class EventStream:
             pass  # someone else's since the stream opened: it ends, its reconnect is refused
         except Exception:
             logger.exception("A conversation's stream failed; it ends (the browser reconnects).")
-        self._out.put_nowait(_END)
+        self._body.end()
 
     async def _close(self) -> None:
-        if self._closed:
-            return
-        self._closed = True
-        for task in self._tasks:
-            task.cancel()
-        try:
-            await self.follower.close(tell_the_run=False)
-        except Exception:
-            logger.warning("A closed stream could not leave its groups.", exc_info=True)
+        if self._body.closing():
+            await leave(self.follower, tell_the_run=False)

@@ -33,12 +33,12 @@ async def test_close_from_another_thread_leaves_the_groups_and_the_sweeper(setti
     thread.start()
     thread.join()
     for _turn in range(100):
-        if stream._closed and not layer.holds(stream.channel_name):
+        if stream._body.closed and not layer.holds(stream.channel_name):
             break
         await asyncio.sleep(0.01)
     assert not layer.holds(stream.channel_name)
     assert lost.sweeper._holders == holders - 1
-    assert all(task.done() for task in stream._tasks)
+    assert all(task.done() for task in stream._body.tasks)
     await chunks.aclose()  # and the generator's own end changes nothing more
     assert lost.sweeper._holders == holders - 1
 

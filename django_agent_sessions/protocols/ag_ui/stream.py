@@ -17,7 +17,6 @@ leaves as a chat tab leaves: the run stops only if nobody else watches it.
 from __future__ import annotations
 
 import asyncio
-import contextvars
 import logging
 from collections.abc import AsyncIterator, Coroutine
 from typing import Any
@@ -32,14 +31,12 @@ from django_agent_sessions.exceptions import SessionOwnershipError
 from django_agent_sessions.protocols.ag_ui import messages
 from django_agent_sessions.protocols.ag_ui.inputs import Asked, Load, Resume, Send
 from django_agent_sessions.protocols.ag_ui.translation import Translation, interrupt
+from django_agent_sessions.sse.body import END, Body
 from django_agent_sessions.sse.following import following
 from django_agent_sessions.sse.views import detached
 from django_agent_sessions.streaming import Visitor, actions, frames, history
 
 logger = logging.getLogger(__name__)
-
-_END = None  # queued when the run is over for this request: the response ends
-HEARTBEAT = ": ping\n\n"  # an SSE comment: proxies see traffic, clients skip it
 
 
 class RunStream:
@@ -52,13 +49,10 @@ class RunStream:
         self.encoder = EventEncoder()
         own = following(visitor, kind="ag_ui", send=self._frame, restart=self._restart)
         self.channel_name, self.io, self.follower = own.channel_name, own.io, own.follower
-        self._out: asyncio.Queue[str | None] = asyncio.Queue()
+        self._body = Body()
         self._history: dict[str, Any] | None = None  # the frame ``open()`` sent
         self._acted = False  # the action took effect: a run of ours is (or was) going
         self._paused_at: int | None = None  # the last seq of the run's approval requests
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._tasks: list[asyncio.Task[None]] = []
-        self._closed = False
         self._action: asyncio.Future[None] | None = None  # the latest action's work
         self._language = get_language()  # the request's: its errors are in it
 
@@ -67,27 +61,22 @@ class RunStream:
 
     def close(self) -> None:
         """Django calls it once the response is over (possibly from another thread)."""
-        loop = self._loop
-        if loop is not None and not loop.is_closed():
-            loop.call_soon_threadsafe(lambda: asyncio.ensure_future(self._close()))
+        self._body.close_soon(self._close)
 
     async def _chunks(self) -> AsyncIterator[str]:
-        loop = self._loop = asyncio.get_running_loop()
-        # The follower's and the action's database work share asgiref's one thread and
-        # connection, as the chat's streams' do (``sse.views.detached``).
-        following = contextvars.Context().run(loop.create_task, self._in_language())
-        self._tasks = [following, loop.create_task(self._heartbeats())]
+        # The action's database work shares the follower's thread and connection.
+        self._body.start(self._in_language())
         try:
-            while (chunk := await self._out.get()) is not _END:
+            while (chunk := await self._body.out.get()) is not END:
                 yield chunk
         finally:
             await self._close()
 
     def _emit(self, *events: BaseEvent) -> None:
         for event in events:
-            self._out.put_nowait(self.encoder.encode(event))
+            self._body.put(self.encoder.encode(event))
         if self.translation.finished:
-            self._out.put_nowait(_END)
+            self._body.end()
 
     async def _in_language(self) -> None:
         if self._language is None:
@@ -122,7 +111,7 @@ class RunStream:
             t.finished = True
             message = _("The assistant is not available.")
             self._emit(RunErrorEvent(message=message, code="unavailable"))
-        self._out.put_nowait(_END)
+        self._body.end()
 
     async def _act(self) -> bool:
         """The request's action; False when it leaves nothing to follow."""
@@ -242,19 +231,9 @@ class RunStream:
             message = _("The server is restarting; send it again in a moment.")
             self._emit(RunErrorEvent(message=message, code="unavailable"))
 
-    async def _heartbeats(self) -> None:
-        heartbeat = float(app_settings.SSE_HEARTBEAT_SECONDS)
-        while True:
-            await asyncio.sleep(heartbeat)
-            if self._out.empty():
-                self._out.put_nowait(HEARTBEAT)
-
     async def _close(self) -> None:
-        if self._closed:
+        if not self._body.closing():
             return
-        self._closed = True
-        for task in self._tasks:
-            task.cancel()
         t, action = self.translation, self._action
         try:
             if action is not None:

@@ -12,7 +12,6 @@ the run is cancelled then, unless ``CONTINUE_RUNS_AFTER_DISCONNECT``.
 from __future__ import annotations
 
 import asyncio
-import contextvars
 import json
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -20,6 +19,7 @@ from typing import Any
 
 from django_agent_sessions.conf import app_settings
 from django_agent_sessions.protocols.ai_sdk.parts import Chunk, PartWriter
+from django_agent_sessions.sse.body import END, Body, leave
 from django_agent_sessions.sse.following import following
 from django_agent_sessions.sse.views import detached
 from django_agent_sessions.streaming import Visitor, actions, history
@@ -27,8 +27,6 @@ from django_agent_sessions.streaming import Visitor, actions, history
 logger = logging.getLogger(__name__)
 
 DONE = "data: [DONE]\n\n"
-HEARTBEAT = ": ping\n\n"  # a comment: the client's parser skips it, proxies see traffic
-_END = None
 
 
 def chunk_text(chunk: Chunk) -> str:
@@ -47,12 +45,9 @@ class ChatStream:
         self.resume = resume
         own = following(visitor, kind="ai_sdk", send=self._on_frame, restart=self._restart)
         self.channel_name, self.io, self.follower = own.channel_name, own.io, own.follower
-        self._out: asyncio.Queue[str | None] = asyncio.Queue()
+        self._body = Body()
         self._opened: asyncio.Future[None] | None = None
-        self._tasks: list[asyncio.Task[None]] = []
         self._acting = False  # the request's action was taken: its run is the next one
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._closed = False
 
     @property
     def following(self) -> bool:
@@ -62,10 +57,8 @@ class ChatStream:
         """Follow the conversation, until its first history frame (which a run in
         flight answers with its catch-up); raises what opening raised
         (``SessionOwnershipError``: someone else's since the visitor was found)."""
-        loop = self._loop = asyncio.get_running_loop()
-        self._opened = loop.create_future()
-        # In a context of its own, as the HTTP transport's following (``sse.views.detached``).
-        self._tasks.append(contextvars.Context().run(loop.create_task, self._follow()))
+        self._opened = asyncio.get_running_loop().create_future()
+        self._body.start(self._follow(), heartbeats=False)  # beats once the response goes
         await asyncio.shield(self._opened)
 
     async def act(self, action: Callable[[], Awaitable[None]]) -> None:
@@ -81,30 +74,21 @@ class ChatStream:
         return self._chunks()
 
     async def _chunks(self) -> AsyncIterator[str]:
-        assert self._loop is not None
-        self._tasks.append(self._loop.create_task(self._heartbeats()))
+        self._body.beat()
         try:
-            while (chunk := await self._out.get()) is not _END:
+            while (chunk := await self._body.out.get()) is not END:
                 yield chunk
         finally:
             await self.aclose()
 
     def close(self) -> None:
         """Django's call when the response is over (possibly from another thread)."""
-        loop = self._loop
-        if loop is not None and not loop.is_closed():
-            loop.call_soon_threadsafe(lambda: asyncio.ensure_future(self.aclose()))
+        self._body.close_soon(self.aclose)
 
     async def aclose(self) -> None:
-        if self._closed:
+        if not self._body.closing():
             return
-        self._closed = True
-        for task in self._tasks:
-            task.cancel()
-        try:
-            await self.follower.close(tell_the_run=False)
-        except Exception:
-            logger.warning("A closed chat stream could not leave its groups.", exc_info=True)
+        await leave(self.follower, tell_the_run=False)
         ongoing = (self._acting or self.following) and not self.writer.ended
         if ongoing and not app_settings.CONTINUE_RUNS_AFTER_DISCONNECT:
             await self._stop()
@@ -134,24 +118,18 @@ class ChatStream:
             logger.exception("A chat stream failed; it ends.")
         self._end()
 
-    async def _heartbeats(self) -> None:
-        while True:
-            await asyncio.sleep(float(app_settings.SSE_HEARTBEAT_SECONDS))
-            if self._out.empty():
-                self._out.put_nowait(HEARTBEAT)
-
     async def _restart(self) -> None:
         self._end()  # this worker stops: the client resumes (``resume: true``) elsewhere
 
     def _end(self) -> None:
-        self._out.put_nowait(DONE)
-        self._out.put_nowait(_END)
+        self._body.put(DONE)
+        self._body.end()
         if self._opened is not None and not self._opened.done():
             self._opened.set_result(None)  # ended before any history (a drain): open no more
 
     def _write(self, chunks: list[Chunk]) -> None:
         for chunk in chunks:
-            self._out.put_nowait(chunk_text(chunk))
+            self._body.put(chunk_text(chunk))
         if self.writer.ended:
             self._end()
 

@@ -16,8 +16,8 @@ from django_agent_sessions.streaming import Visitor
 
 def written(stream: ChatStream) -> list[Any]:
     out: list[Any] = []
-    while not stream._out.empty():
-        text = stream._out.get_nowait()
+    while not stream._body.out.empty():
+        text = stream._body.out.get_nowait()
         if text is None:
             out.append(None)
         else:
