@@ -19,6 +19,7 @@ from example_project.tests.servers import (
     ServerDatabase,
     create_user,
     manage,
+    query,
     server_environment,
 )
 from example_project.tests.test_chat_ui_browser import (  # noqa: F401 - fixtures
@@ -32,9 +33,11 @@ from tests.browser import axe_violations
 
 pytestmark = pytest.mark.browser
 
+# Read in SQL: a ``manage.py shell`` costs a process start (seconds), each poll.
 COUNT = (
-    "from django_agent_sessions.models import AgentSession\n"
-    "print(AgentSession.objects.filter(owner__username={owner!r}, temporary=True).count())\n"
+    "SELECT COUNT(*) FROM django_agent_sessions_agentsession AS chat"
+    " JOIN auth_user ON auth_user.id = chat.owner_id"
+    " WHERE auth_user.username = %s AND chat.temporary"
 )
 
 
@@ -65,7 +68,8 @@ def kept_one(env: dict[str, str], owner: str) -> None:
 
 
 def temporary_chats(env: dict[str, str], owner: str) -> int:
-    return int(manage(env, "shell", "-c", COUNT.format(owner=owner)).split()[-1])
+    [(count,)] = query(env, COUNT, (owner,))
+    return int(count)
 
 
 def open_sidebar(page: Any) -> None:
@@ -112,5 +116,5 @@ def test_a_temporary_chat_is_never_listed_and_goes_with_its_page(
     page.close()
     deadline = time.monotonic() + 20
     while temporary_chats(temporary_server.env, user[0]) and time.monotonic() < deadline:
-        time.sleep(0.5)
+        time.sleep(0.1)
     assert temporary_chats(temporary_server.env, user[0]) == 0
