@@ -100,13 +100,13 @@ class ActiveRun:
         self._presence_round = 0
         self._someone_here = False
         # Whether a socket of another worker watches: then every event goes through the
-        # channel layer, not only those in _ANNOUNCED.
-        # A run host's run has no socket in its own worker: followed from the start.
+        # layer, not only _ANNOUNCED (a run host's run, without sockets: from the start).
         self._followed = fanout.apart_here()
         # Stopped because its worker's drain time ran out (see ``drain``).
         self.interrupted = False
         self.detached = False  # no tab started it: it goes on when the last tab leaves
         self.log = EventLog()  # what it published, for tabs that resume (``replay``)
+        self.answered = asyncio.Event()  # its first text is out, or it left (``titling``)
 
     @property
     def run_id(self) -> str:
@@ -136,6 +136,7 @@ class ActiveRun:
 
     async def leave(self) -> None:
         """Stop listening and renewing: the run's end is recorded, or it waits."""
+        self.answered.set()
         for helper in self._helpers:
             helper.cancel()
         if _local_runs.get(self.session_pk) is self:
@@ -191,6 +192,8 @@ class ActiveRun:
         """To this process's sockets directly, and through the layer what other workers
         need: every event once one of their sockets follows the run (see ``fanout``)."""
         self.log.add(event)
+        if event["type"] == "text.delta":
+            self.answered.set()
         if self._followed or event["type"] in _ANNOUNCED:
             await fanout.broadcast(
                 self.layer,

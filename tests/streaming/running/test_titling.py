@@ -148,3 +148,29 @@ async def test_a_failing_function_is_logged_and_changes_nothing(
     assert await titled(session_id) == ("First message", "")
     await exchange(tab, "Second")  # not the first exchange: the function is not asked again
     assert len(title_functions.calls) == 1
+
+
+async def test_a_title_ready_before_the_next_replys_first_token_waits_for_it(
+    alice_cookie: bytes, session_id: str, use_agent: Any
+) -> None:
+    use_agent("tests.chat_agent.make_agent", TITLES={"FUNCTION": "tests.title_functions.gated"})
+    title_functions.gate, title_functions.entered = asyncio.Event(), asyncio.Event()
+    pace = asyncio.Semaphore(0)  # the second reply's tokens, one per release
+    chat_agent.script(streamed_reply("Hello there."), streamed_reply("Again.", pace=pace))
+    tab = Socket(session_id, alice_cookie)
+    await tab.open()
+    await tab.say("Hi")
+    await tab.until("run.completed")
+    await asyncio.wait_for(title_functions.entered.wait(), 5)  # the title is being written
+    await tab.say("And now?")  # answered at once, as the title is written
+    await tab.until("item.completed")  # the message, stored; the reply has no token yet
+    title_functions.gate.set()  # the title is ready
+    assert await tab.nothing_more(0.5)  # no title frame,
+    assert await titled(session_id) == ("Hi", "")  # and none written
+    pace.release()
+    frames = await tab.until("conversation.title")
+    assert "text.delta" in [frame["type"] for frame in frames]  # the first token went first
+    assert await titled(session_id) == ("About Hi", "model")
+    for _token in range(20):
+        pace.release()
+    await tab.until("run.completed")
