@@ -54,3 +54,9 @@ class RunRefused(Exception):
         self.code = code
         self.retry_after = retry_after
         self.resets_at = resets_at
+
+
+class ConversationGone(LookupError):
+    """The conversation was deleted after it was looked up (by its owner in another tab,
+    the admin, retention, or a temporary chat's end): nothing was written. A chat tab
+    whose conversation went gets the ``not_found`` error for its next message."""

@@ -41,6 +41,7 @@ ERROR_STATUS = {
     "rate_limited": 429,
     "quota_exceeded": 429,
     "unknown_approval": 404,
+    "not_found": 404,
     "unavailable": 503,
 }  # every other code (a malformed frame) is 400
 _REFUSED_TEXT = {

@@ -29,6 +29,7 @@ from django.db.models.functions import Coalesce, Greatest
 from django.utils import timezone
 
 from django_agent_sessions import serialization
+from django_agent_sessions.exceptions import ConversationGone
 from django_agent_sessions.models import AgentRun, SessionItem
 from django_agent_sessions.store import conversations, open_calls
 from django_agent_sessions.store.hops import hop
@@ -77,9 +78,10 @@ class StartedRun:
     expired: tuple[ExpiredRun, ...] = ()
 
 
-def lock_conversation(session_pk: int, using: str) -> None:
-    """The first lock of every transition (see the module's lock order)."""
-    conversations.lock_conversations(connections[using], [session_pk], before=None)
+def lock_conversation(session_pk: int, using: str) -> bool:
+    """The first lock of every transition (see the module's lock order); False if the
+    conversation is gone."""
+    return bool(conversations.lock_conversations(connections[using], [session_pk], before=None))
 
 
 def database() -> str:
@@ -99,10 +101,12 @@ def start(
 
     A running record whose lease expired is ended as lost first, in the same
     transaction (``StartedRun.expired`` lists them, for the caller to announce).
+    ``ConversationGone`` if the conversation was deleted since the caller found it.
     """
     now, using = timezone.now(), database()
     with transaction.atomic(using=using):
-        lock_conversation(session_pk, using)
+        if not lock_conversation(session_pk, using):
+            raise ConversationGone(f"Conversation pk={session_pk} was deleted.")
         expired = _expire(now, session_pk, using)
         newest = SessionItem.objects.filter(session_id=session_pk).aggregate(newest=Max("id"))
         try:

@@ -17,7 +17,11 @@ from agents import Agent
 from django.utils.translation import gettext as _
 
 from django_agent_sessions.budgets import quotas
-from django_agent_sessions.exceptions import SessionOwnershipError, UploadRefused
+from django_agent_sessions.exceptions import (
+    ConversationGone,
+    SessionOwnershipError,
+    UploadRefused,
+)
 from django_agent_sessions.session import DjangoSession
 from django_agent_sessions.store import orders as store_orders
 from django_agent_sessions.store import runs as store_runs
@@ -114,6 +118,9 @@ async def send_message(visitor: Participant, content: dict[str, Any]) -> None:
         raise frames.BadFrame(refused.code, str(refused), frame.client_id) from None
     except (SessionOwnershipError, frames.BadFrame):
         raise  # someone else created this id since the visitor opened it
+    except ConversationGone:  # deleted since the tab opened it (another tab, the admin)
+        message = _("This conversation was deleted.")
+        raise frames.BadFrame("not_found", message, frame.client_id) from None
     except Exception:
         # A broken agent factory or an unreachable database: the browser learns that
         # nothing started, the details go to the log, and the connection stays usable.

@@ -23,7 +23,7 @@ RUN_FAILED_CODES += ["interrupted", "run_token_limit"]
 ERROR_CODES = [
     *("invalid_json", "invalid_frame", "unknown_type", "empty_text", "invalid_text"),
     *("too_large", "busy", "rate_limited", "unavailable", "invalid_approval", "unknown_approval"),
-    *("too_many_files", "unknown_file", "quota_exceeded"),
+    *("too_many_files", "unknown_file", "quota_exceeded", "not_found"),
 ]
 APPROVAL_REASONS = ["expired", "cancelled"]
 TOKEN_COUNTS = ["requests", "input_tokens", "output_tokens", "total_tokens"]

@@ -97,6 +97,23 @@ async def test_a_message_while_a_run_is_going_is_refused_busy(visitor: Open) -> 
     assert [status async for (status,) in statuses] == ["completed", "completed"]
 
 
+async def test_a_message_to_a_conversation_deleted_since_the_tab_opened_it_is_not_found(
+    alice: Any, visitor: Open, caplog: Any
+) -> None:
+    chat_agent.script(streamed_reply("First."), streamed_reply("Never."))
+    tab = visitor()
+    await actions.send_message(tab, message("One"))
+    await task_of(run_of(tab))
+    await AgentSession.objects.filter(pk=tab.conversation_pk).adelete()  # another tab
+    with caplog.at_level("ERROR"), pytest.raises(BadFrame) as refused:
+        await actions.send_message(tab, message("Two", client_id="c-2"))
+    assert (refused.value.code, refused.value.client_id) == ("not_found", "c-2")
+    assert "deleted" in refused.value.message
+    assert not caplog.records  # not an error of the server's
+    assert not await AgentRun.objects.filter(session_id=tab.conversation_pk).aexists()
+    assert not await AgentSession.objects.filter(session_id=tab.session_id).aexists()
+
+
 async def test_an_agent_that_cannot_be_built_is_unavailable_without_details(
     visitor: Open, use_agent: Any
 ) -> None:
