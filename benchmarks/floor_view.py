@@ -102,6 +102,7 @@ def _event(content: dict[str, Any]) -> str:
 urlpatterns = [
     path("_bench/floor/<str:session_id>/", floor),
     path("ai-sdk/", include("django_agent_sessions.protocols.ai_sdk.urls")),
+    path("ag-ui/", include("django_agent_sessions.protocols.ag_ui.urls")),
     *settling.urlpatterns,
     *example_urlpatterns,
 ]

@@ -16,7 +16,7 @@ from collections.abc import Coroutine
 from dataclasses import dataclass
 from typing import Any
 
-from benchmarks import ai_sdk_client, non_reader_cost, sse_client
+from benchmarks import adapter_clients, non_reader_cost, sse_client
 from benchmarks.client_result import ClientResult, record_frame
 from benchmarks.daphne_worker import Server, open_socket
 from benchmarks.non_reader_cost import FULL_PACE_RUN
@@ -105,7 +105,9 @@ def _chat(
     if transport == "floor":
         return sse_client.floor_chat(server.port, cookie, text, go, timeout)
     if transport == "ai-sdk":
-        return ai_sdk_client.chat(server.port, cookie, text, go, timeout)
+        return adapter_clients.chat(adapter_clients.AI_SDK, server.port, cookie, text, go, timeout)
+    if transport == "ag-ui":
+        return adapter_clients.chat(adapter_clients.AG_UI, server.port, cookie, text, go, timeout)
     return chat(server, cookie, text, go, timeout)
 
 

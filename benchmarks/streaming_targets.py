@@ -173,6 +173,7 @@ _TTFT = ("ttft_p50_ms", "ttft_p99_ms")
 _COMPARISONS = (
     (transport_compare.SSE, transport_compare.FLOOR, True),
     (transport_compare.AI_SDK, transport_compare.FLOOR, True),
+    (transport_compare.AG_UI, transport_compare.FLOOR, True),
     (transport_compare.WEBSOCKET, transport_compare.FLOOR, False),
     (transport_compare.SSE, transport_compare.WEBSOCKET, False),
 )
@@ -181,6 +182,7 @@ _SHORT = {
     transport_compare.FLOOR: "the floor view",
     transport_compare.WEBSOCKET: "the websocket",
     transport_compare.AI_SDK: "the AI SDK adapter",
+    transport_compare.AG_UI: "the AG-UI adapter",
 }
 
 

@@ -1,13 +1,14 @@
-"""The streaming benchmark's transport comparison: paired rounds of the websocket, SSE
-and the floor view on one worker, and what one message costs the worker on each transport.
+"""The streaming benchmark's transport comparison: paired rounds of the websocket, SSE,
+the floor view and the protocol adapters (AI SDK, AG-UI) on one worker, and what one
+message costs the worker on each transport.
 
 **Paired rounds on one worker.** The time to first token of 50 or 200 simultaneous chats
 moves by a third between two fresh workers of the same code on these machines (the
 websocket's p50 at 50 chats: 843 to 1,367 ms in one evening; SSE against the floor,
 rounds of fresh workers gave ratios from 1.20 to 1.71 for the same code), more than the
-1.2x being judged. So one worker serves all three (the SSE chat's worker: its websocket
-route and the floor view's URL are there too), and each compared scenario runs
-``ROUNDS`` rounds of the three, taking turns to go first, each burst after the worker was
+1.2x being judged. So one worker serves them all (the SSE chat's worker: its websocket
+route, the floor view's and the adapters' URLs are there too), and each compared scenario
+runs ``ROUNDS`` rounds of them, taking turns to go first, each burst after the worker was
 settled (``benchmarks.settling``: the last burst's runs ended, garbage collected). A target is
 judged on the median over the rounds of each round's ratio. SSE's is against the floor
 view: a POST and a websocket frame differ by Django's request cycle, which every HTTP
@@ -41,6 +42,7 @@ WEBSOCKET = "websocket, paired"  # the websocket's results of the paired rounds
 SSE = "sessions, SSE"
 FLOOR = "floor view"  # benchmarks.floor_view: the least an HTTP chat pays
 AI_SDK = "AI SDK adapter"  # protocols/ai_sdk: the floor's shape, a POST streaming its run
+AG_UI = "AG-UI adapter"  # protocols/ag_ui: the same shape
 COMPARED = ("50 x 200 tokens @ 20 ms", "200 x 200 tokens @ 20 ms")
 SMOKE_COMPARED = ("5 x 20 tokens @ 5 ms",)
 ROUNDS = 10
@@ -50,13 +52,19 @@ _COST_MESSAGES = 300
 Send = Callable[[int], Awaitable[None]]  # sends that many messages, one at a time
 
 
-TRANSPORTS = ((WEBSOCKET, "websocket"), (SSE, "sse"), (FLOOR, "floor"), (AI_SDK, "ai-sdk"))
+TRANSPORTS = (
+    (WEBSOCKET, "websocket"),
+    (SSE, "sse"),
+    (FLOOR, "floor"),
+    (AI_SDK, "ai-sdk"),
+    (AG_UI, "ag-ui"),
+)
 
 
 async def paired_rounds(
     server: Server, cookies: list[str], scenarios: list[Scenario], rounds: int
 ) -> list[dict[str, Any]]:
-    """``rounds`` rounds of each scenario on ``server``, the three transports taking turns
+    """``rounds`` rounds of each scenario on ``server``, the transports taking turns
     to go first, each burst on a settled worker; then each transport's cost per message."""
     for _label, transport in TRANSPORTS:  # the first run of each imports and warms up
         await run_scenario(server, cookies, Scenario("warm-up", 1, 5, 0), transport)

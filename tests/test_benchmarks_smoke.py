@@ -101,7 +101,7 @@ def test_sessions_and_streaming_benchmarks_run(start: Start, tmp_path: Path) -> 
     streamed = json.loads((tmp_path / "streaming" / "streaming-latest.json").read_text())
     modes = {r["mode"] for r in streamed["results"]}
     transports = {"sessions, SSE", "websocket, paired"}  # each one's cost per message
-    paired = {*transports, "floor view", "AI SDK adapter"}  # the paired rounds
+    paired = {*transports, "floor view", "AI SDK adapter", "AG-UI adapter"}  # paired rounds
     assert {"sessions", "baseline", *paired} <= modes, streaming_output[-3000:]
     costs = {r["mode"]: r["cpu_ms"] for r in streamed["results"] if "cpu_ms" in r}
     assert set(costs) == transports, costs
@@ -109,6 +109,7 @@ def test_sessions_and_streaming_benchmarks_run(start: Start, tmp_path: Path) -> 
     assert [c["target"].split(" (")[0] for c in judged] == [
         "SSE within 1.2x of the floor view",
         "the AI SDK adapter within 1.2x of the floor view",
+        "the AG-UI adapter within 1.2x of the floor view",
         "the websocket within 1.2x of the floor view",
     ], streamed["targets"]
     assert all(cpu > 0 for cpu in costs.values()), costs
