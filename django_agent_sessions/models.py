@@ -30,6 +30,7 @@ from django_agent_sessions.files.models import Attachment as Attachment  # its m
 from django_agent_sessions.orders.models import RunOrder as RunOrder  # orders/
 from django_agent_sessions.schedules.models import ScheduledRun as ScheduledRun  # schedules/
 from django_agent_sessions.sharing.models import SharedLink as SharedLink  # sharing/
+from django_agent_sessions.steering.models import SteerMessage as SteerMessage  # steering/
 from django_agent_sessions.usage.models import RunModelUsage as RunModelUsage  # usage/
 from django_agent_sessions.usage.models import UsageTotal as UsageTotal
 

@@ -18,6 +18,7 @@ from example_project.demo_files import describe_files
 CLOCK_TOOL = "current_time"
 CALCULATOR_TOOL = "calculate"
 EMAIL_TOOL = "send_company_email"
+RESEARCH_TOOL = "research"
 # The SDK's output for a tool call the user rejected.
 REJECTED = "Tool execution was not approved."
 
@@ -25,6 +26,7 @@ _ASKS_FOR_TIME = re.compile(r"\b(time|clock|date|today)\b", re.IGNORECASE)
 # A run of digits, operators and parentheses holding at least one binary operator.
 _ARITHMETIC = re.compile(r"[-+(]*\d[\d.\s]*(?:[-+*/%^\u00d7\u00f7]+\s*[-+(]*\s*\d[\d.\s)]*)+")
 _ASKS_FOR_STORY = re.compile(r"\b(long|story)\b", re.IGNORECASE)
+_ASKS_FOR_RESEARCH = re.compile(r"\bresearch\s+(.+)$", re.IGNORECASE)
 _ASKS_FOR_EMAIL = re.compile(r"\b(e-?mail|announce)\b", re.IGNORECASE)
 _ABOUT = re.compile(r"\babout\s+(.+)$", re.IGNORECASE)
 _ASKS_FOR_ERROR = re.compile(r"\bsimulate an error\b", re.IGNORECASE)
@@ -75,6 +77,10 @@ def plan_turn(items: Sequence[Mapping[str, Any]], tool_names: set[str]) -> DemoT
     if outputs:
         return DemoTurn(text=_tool_summary(outputs))
     text = _text_of(items[last_user])
+    if last_user and items[last_user - 1].get("type") == "function_call_output":
+        # A message that joined the run after a tool's output (WHILE_RUNNING = "steer").
+        earlier = _tool_results_after(items, _last_user_index(items[:last_user]) or 0)
+        return DemoTurn(text=f"{_tool_summary(earlier)} You added: \u201c{text}\u201d.")
     received = describe_files(items[last_user])
     if received:  # what the files are, then the usual answer to the text
         return DemoTurn(text=f"{received} {_plain_reply(text, _count_user_messages(items))}")
@@ -107,6 +113,12 @@ def _tool_for(text: str, tool_names: set[str]) -> ToolRequest | None:
             EMAIL_TOOL,
             {"subject": subject[:1].upper() + subject[1:]},
             "The user wants an email to everyone; that tool needs their approval first.",
+        )
+    topic = _ASKS_FOR_RESEARCH.search(" ".join(text.split()))
+    if topic and RESEARCH_TOOL in tool_names:
+        subject = topic.group(1).strip(" .!?")[:80]
+        return ToolRequest(
+            RESEARCH_TOOL, {"topic": subject}, f"I will research {subject}; it takes a moment."
         )
     match = _ARITHMETIC.search(text)
     if match and CALCULATOR_TOOL in tool_names:
@@ -150,6 +162,8 @@ def _tool_summary(outputs: list[tuple[str, dict[str, Any], str]]) -> str:
             sentences.append("You rejected the email, so nothing was sent.")
         elif name == EMAIL_TOOL:
             sentences.append(f"Done: {output}.")
+        elif name == RESEARCH_TOOL:
+            sentences.append(f"My research says: {output}.")
         elif name == CLOCK_TOOL:
             sentences.append(f"The clock tool says it is {output} right now.")
         else:

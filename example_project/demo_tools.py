@@ -1,14 +1,16 @@
-"""The demo agent's tools: a clock, a calculator and a company-wide email.
+"""The demo agent's tools: a clock, a calculator, a slow research and a company-wide email.
 
 All are ordinary SDK function tools, so the example shows real tool calls and outputs
 whichever model drives the agent (the offline demo model or a real one). The email tool
 needs approval (``needs_approval=True``): the run pauses until the user approves or
-rejects it in the chat. It only pretends: nothing is ever sent.
+rejects it in the chat. It only pretends: nothing is ever sent. The research takes a
+few seconds, time to send a message that joins the reply (``WHILE_RUNNING = "steer"``).
 """
 
 from __future__ import annotations
 
 import ast
+import asyncio
 import operator
 from collections.abc import Callable
 from datetime import datetime, timezone
@@ -19,6 +21,8 @@ MAX_EXPRESSION_LENGTH = 200
 # Larger powers would let one short expression tie up the worker computing huge integers.
 MAX_EXPONENT = 100
 MAX_MAGNITUDE = 10**30
+# How long the research takes: long enough to add something to the reply meanwhile.
+RESEARCH_SECONDS = 4.0
 
 _BINARY: dict[type[ast.operator], Callable[[float, float], float]] = {
     ast.Add: operator.add,
@@ -103,6 +107,17 @@ def calculate(expression: str) -> str:
         return f"error: {error}"
 
 
+@function_tool
+async def research(topic: str) -> str:
+    """Research a topic (slowly: it takes a few seconds).
+
+    Args:
+        topic: What to find out about.
+    """
+    await asyncio.sleep(RESEARCH_SECONDS)
+    return f"{topic} are well documented (demo notes)"
+
+
 EMPLOYEES = 1204
 
 
@@ -120,4 +135,4 @@ def send_company_email(subject: str) -> str:
     )
 
 
-DEMO_TOOLS: list[FunctionTool] = [current_time, calculate, send_company_email]
+DEMO_TOOLS: list[FunctionTool] = [current_time, calculate, research, send_company_email]

@@ -152,7 +152,8 @@ DEFAULTS: dict[str, Any] = {
     # What a message sent during a reply does (streaming/visiting/while_running.py):
     # "busy", refused (the client may Stop, then send); "interrupt", it Stops the reply
     # and is sent once the reply's end is recorded, waited for up to INTERRUPT_SECONDS
-    # (then refused "busy").
+    # (then refused "busy"); "steer", it joins the reply at its next model call
+    # (streaming/running/steering.py).
     "WHILE_RUNNING": "busy",
     "INTERRUPT_SECONDS": 10.0,
 }

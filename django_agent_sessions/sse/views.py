@@ -70,7 +70,7 @@ async def events(request: HttpRequest, session_id: str) -> HttpResponseBase:
 @require_POST
 @csrf_protect  # whatever the project's middleware
 async def messages(request: HttpRequest, session_id: str) -> HttpResponse:
-    return await _frame(request, session_id, "user_message", actions.send_message)
+    return await _frame(request, session_id, "user_message", actions.send_or_steer)
 
 
 @require_POST
@@ -103,7 +103,8 @@ async def older(request: HttpRequest, session_id: str) -> HttpResponse:
     return JsonResponse(page[0])
 
 
-Action = Callable[[Visitor, dict[str, Any]], Coroutine[Any, Any, None]]
+# An action's result: the sender's own frame (``steer.accepted``), or None.
+Action = Callable[[Visitor, dict[str, Any]], Coroutine[Any, Any, dict[str, Any] | None]]
 
 
 async def _frame(
@@ -112,20 +113,20 @@ async def _frame(
     try:
         content = {**frames.decode_object(_body(request), app_settings.MAX_MESSAGE_BYTES)}
         content.update(type=kind, **fields)
-        await detached(_act(request, session_id, action, content))
+        answer = await detached(_act(request, session_id, action, content))
     except Refused as refused:
         return _refused(refused.status)
     except SessionOwnershipError:
         return _refused(403)  # someone else created this id since the page opened it
     except frames.BadFrame as bad:
         return _error(bad)
-    return JsonResponse({"accepted": kind}, status=202)
+    return JsonResponse({"accepted": kind, **(answer or {})}, status=202)
 
 
 async def _act(
     request: HttpRequest, session_id: str, action: Action, content: dict[str, Any]
-) -> None:
-    await action(await visitor_for(request, session_id), content)
+) -> dict[str, Any] | None:
+    return await action(await visitor_for(request, session_id), content)
 
 
 async def detached(work: Coroutine[Any, Any, _T]) -> _T:

@@ -170,10 +170,13 @@ class AgentSessionConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
     async def frame_user_message(self, content: dict[str, Any]) -> None:
         assert self.visitor is not None
         try:
-            await actions.send_message(self.visitor, content)
+            accepted = await actions.send_or_steer(self.visitor, content)
         except SessionOwnershipError:
             # Someone else created this id between our connect and this first message.
             await self.close(code=CLOSE_FORBIDDEN)
+            return
+        if accepted is not None:  # it joined the reply (WHILE_RUNNING = "steer")
+            await self.send_json(accepted)
 
     async def frame_approval(self, content: dict[str, Any]) -> None:
         assert self.visitor is not None

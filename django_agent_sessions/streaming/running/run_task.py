@@ -27,6 +27,7 @@ from django_agent_sessions.streaming.running import dispatch, lifecycle, outcome
 from django_agent_sessions.streaming.running.active_runs import ActiveRun, RunRequest
 from django_agent_sessions.streaming.running.message import UserInput
 from django_agent_sessions.streaming.running.outcomes import CANCELLED, COMPLETED, FAILED
+from django_agent_sessions.streaming.running.steering import name_unsteered, take_steering
 from django_agent_sessions.streaming.running.streamed_run import StreamedRun
 
 logger = logging.getLogger(__name__)
@@ -183,6 +184,7 @@ async def _joined(
         user=request.user,
     )
     active.detached = request.detached
+    take_steering(streamed, started.pk, request.session)
     await active.join()
     return active
 
@@ -206,11 +208,8 @@ async def _launch(active: ActiveRun, request: RunRequest, *, resumed: bool) -> N
         user=request.user,
         resumed=resumed,
     )
-    active.task = asyncio.create_task(_live(active, request, resumed))
-
-
-async def _live(active: ActiveRun, request: RunRequest, resumed: bool) -> None:
-    await traced.live(active, request, resumed=resumed, pause=_pause, finish=_finish)
+    live = traced.live(active, request, resumed=resumed, pause=_pause, finish=_finish)
+    active.task = asyncio.create_task(live)
 
 
 async def _pause(active: ActiveRun) -> None:
@@ -286,6 +285,7 @@ async def _finish(active: ActiveRun, terminal: dict[str, Any] | None) -> None:
     async def leave() -> None:
         # Kept until now: the lease, while the record was tried again.
         await _leave(active)
+        await name_unsteered(active.started.pk, ending.terminal)
 
     try:
         await lifecycle.end(active.layer, ending, record, retry=True, recorded_then=leave)

@@ -17,7 +17,6 @@ import asyncio
 import functools
 import logging
 from collections.abc import AsyncGenerator, AsyncIterator
-from dataclasses import dataclass
 from typing import Any
 
 from agents import Agent, RunConfig, Runner
@@ -28,22 +27,15 @@ from agents.stream_events import RawResponsesStreamEvent, RunItemStreamEvent, St
 from django_agent_sessions.conf import app_settings
 from django_agent_sessions.streaming.running.message import UserInput
 from django_agent_sessions.streaming.running.outcomes import WAITING, Outcome, settle, terminal
+from django_agent_sessions.streaming.running.queued import End as _End
+from django_agent_sessions.streaming.running.queued import FlushDue as _FlushDue
+from django_agent_sessions.streaming.running.queued import Shown as _Shown
 from django_agent_sessions.streaming.running.spending import Spending
 from django_agent_sessions.streaming.wire.encoding import display_run_item, frame_size
 
 logger = logging.getLogger(__name__)
 
 _TEXT_DELTAS = {"response.output_text.delta", "response.refusal.delta"}
-
-
-@dataclass
-class _End:
-    error: BaseException | None = None
-
-
-@dataclass
-class _FlushDue:  # queued when pending text ``batch`` is due (stale once flushed)
-    batch: int
 
 
 class StreamedRun:
@@ -102,7 +94,7 @@ class StreamedRun:
         self._streamed: list[str] = []
         self._pending = ""  # received, not yet sent
         self._batch = 0  # pending texts so far: a flush marker names its own
-        self._queue: asyncio.Queue[StreamEvent | _End | _FlushDue] = asyncio.Queue()
+        self._queue: asyncio.Queue[StreamEvent | _End | _FlushDue | _Shown] = asyncio.Queue()
         self._cancel_requested = False
         self._result: Any = None
 
@@ -111,6 +103,10 @@ class StreamedRun:
         self._cancel_requested = True
         if self._result is not None and not self._result.is_complete:
             self._result.cancel(mode="immediate")
+
+    def show(self, item: dict[str, Any]) -> None:
+        """Send ``item`` as an ``item.completed``, after the events queued so far."""
+        self._queue.put_nowait(_Shown(item))
 
     def snapshot(self) -> dict[str, Any]:
         """What a socket joining mid-run needs: the run's items so far, the text already
@@ -195,7 +191,9 @@ class StreamedRun:
             if self._pending and len(self._pending.encode("utf-8", "replace")) >= self.flush_bytes:
                 yield self._flush()
 
-    def _translate(self, event: StreamEvent) -> list[dict[str, Any]]:
+    def _translate(self, event: StreamEvent | _Shown) -> list[dict[str, Any]]:
+        if isinstance(event, _Shown):
+            return self._shown(event.item)
         if isinstance(event, RawResponsesStreamEvent):
             if event.data.type in _TEXT_DELTAS:
                 self._add_delta(getattr(event.data, "delta", ""))
@@ -204,16 +202,18 @@ class StreamedRun:
             if isinstance(event.item, ToolCallOutputItem):
                 output = event.item.to_input_item()
                 self.outputs[str(output.get("call_id", ""))] = output
-            item = display_run_item(event.item)
-            if not self._fits(frame_size(self._frame("item.completed", 10**9, item=item))):
-                self._over_budget = True
-                return []
-            out = [self._flush()] if self._pending else []
-            if item["kind"] == "message":
-                self._streamed.clear()
-            out.append(self._item_event(item))
-            return out
+            return self._shown(display_run_item(event.item))
         return []  # agent updates: handoffs show up as items
+
+    def _shown(self, item: dict[str, Any]) -> list[dict[str, Any]]:
+        if not self._fits(frame_size(self._frame("item.completed", 10**9, item=item))):
+            self._over_budget = True
+            return []
+        out = [self._flush()] if self._pending else []
+        if item["kind"] == "message":
+            self._streamed.clear()
+        out.append(self._item_event(item))
+        return out
 
     def _add_delta(self, delta: str) -> None:
         if not delta:

@@ -35,7 +35,7 @@ from django_agent_sessions.streaming.running import (
     spending,
 )
 from django_agent_sessions.streaming.running.empty_history import EmptyHistorySession
-from django_agent_sessions.streaming.visiting import ratelimit, while_running
+from django_agent_sessions.streaming.visiting import ratelimit, steering, while_running
 from django_agent_sessions.streaming.wire import frames
 
 logger = logging.getLogger(__name__)
@@ -80,15 +80,33 @@ def _refuse_while_draining(client_id: str = "") -> None:
 
 async def send_message(visitor: Participant, content: dict[str, Any]) -> None:
     """A ``user_message``: start a run answering it."""
+    await _send(visitor, content, steer=False)
+
+
+async def send_or_steer(visitor: Participant, content: dict[str, Any]) -> dict[str, Any] | None:
+    """A ``user_message`` of the packaged chat's transports: with ``WHILE_RUNNING =
+    "steer"`` one sent during a reply joins it (its sender's ``steer.accepted``)."""
+    return await _send(visitor, content, steer=steering.steers())
+
+
+async def _send(
+    visitor: Participant, content: dict[str, Any], *, steer: bool
+) -> dict[str, Any] | None:
     frame = frames.user_message(content)
     _refuse_while_draining(frame.client_id)
     interrupting = visitor.conversation_pk is not None and while_running.interrupts()
+    steer = steer and visitor.conversation_pk is not None and not frame.files
     if visitor.conversation_pk is not None:
-        if not interrupting and active_runs.local_run(visitor.conversation_pk) is not None:
+        if not (interrupting or steer) and active_runs.local_run(visitor.conversation_pk):
             raise frames.busy(frame.client_id)
         await lifecycle.expire_overdue(visitor.channel_layer, visitor.conversation_pk, visitor.user)
     # Counted here, where writing begins: connecting writes nothing, so is not counted.
     await _within_rate(visitor.rate_limit_key(), frame.client_id)
+    if steer:  # a message with files starts a run of its own (busy during one)
+        assert visitor.conversation_pk is not None
+        accepted = await steering.enter(visitor.conversation_pk, frame)
+        if accepted is not None:
+            return accepted
     if interrupting:  # after the rate limit: a refused message stops nothing
         assert visitor.conversation_pk is not None
         stop = functools.partial(_stop, visitor, None)
@@ -129,6 +147,7 @@ async def send_message(visitor: Participant, content: dict[str, Any]) -> None:
         raise frames.BadFrame("unavailable", message, frame.client_id) from None
     if not began:
         raise frames.busy(frame.client_id)
+    return None
 
 
 Attached = tuple[list[dict[str, Any]], list[uploads.StoredFile]]

@@ -5,6 +5,8 @@
   stop, and clients written for ``busy`` (the protocol adapters' too) keep working.
 - ``"interrupt"``: the message Stops the reply, through the same path as a ``cancel``
   frame, then is sent as a new run once the stopped run's end is recorded.
+- ``"steer"``: the message enters the running reply at its next model call
+  (``visiting.steering``, ``running.steering``).
 
 The run may be on another web worker or a task worker: its end is awaited through what
 every end does anyway. ``lifecycle.end()`` records the end, then publishes the terminal
@@ -30,11 +32,12 @@ from django_agent_sessions.store import holding
 from django_agent_sessions.streaming.delivery import layer
 from django_agent_sessions.streaming.delivery.groups import group_name
 from django_agent_sessions.streaming.running.active_runs import TERMINAL_EVENTS, local_run
+from django_agent_sessions.streaming.running.steering import STEER
 
 logger = logging.getLogger(__name__)
 
 BUSY, INTERRUPT = "busy", "interrupt"
-MODES = (BUSY, INTERRUPT)
+MODES = (BUSY, INTERRUPT, STEER)
 
 
 def mode() -> str:

@@ -8,12 +8,18 @@ from __future__ import annotations
 
 import json
 import sys
-from dataclasses import dataclass, field
-from functools import partial
 from pathlib import Path
-from typing import Any
 
-Schema = dict[str, Any]
+from django_agent_sessions.streaming.wire.shapes import (
+    Schema,
+    Shape,
+    integer,
+    nullable,
+    one_of,
+    ref,
+    string,
+    typed,
+)
 
 PROTOCOL_VERSION = 2
 CLIENT_ID_MAX_LENGTH, CALL_ID_MAX_LENGTH, APPROVAL_MESSAGE_MAX_LENGTH = 64, 255, 2000
@@ -27,49 +33,6 @@ ERROR_CODES = [
 ]
 APPROVAL_REASONS = ["expired", "cancelled"]
 TOKEN_COUNTS = ["requests", "input_tokens", "output_tokens", "total_tokens"]
-
-
-def typed(json_type: str, description: str = "", **rules: Any) -> Schema:
-    schema: Schema = {"type": json_type, **rules}
-    return {**schema, "description": description} if description else schema
-
-
-string = partial(typed, "string")
-integer = partial(typed, "integer")
-
-
-def nullable(schema: Schema) -> Schema:
-    return {**schema, "type": [schema["type"], "null"]}
-
-
-def ref(name: str) -> Schema:
-    return {"$ref": f"#/$defs/{name}"}
-
-
-def one_of(description: str, *names: str) -> Schema:
-    return {"description": description, "oneOf": [ref(name) for name in names]}
-
-
-@dataclass(frozen=True)
-class Shape:
-    """A JSON object: its required and optional fields, nothing else."""
-
-    description: str
-    required: dict[str, Schema] = field(default_factory=dict)
-    optional: dict[str, Schema] = field(default_factory=dict)
-    rules: Schema = field(default_factory=dict)  # more keywords (if/then/else)
-
-    def schema(self, **constants: str) -> Schema:
-        fields = {name: {"const": value} for name, value in constants.items()}
-        fields |= self.required
-        return {
-            "type": "object",
-            "description": self.description,
-            "properties": {**fields, **self.optional},
-            "required": list(fields),
-            "additionalProperties": False,
-            **self.rules,
-        }
 
 
 # Field types ------------------------------------------------------------------------
@@ -91,7 +54,18 @@ MESSAGE = string("Translated, human-readable text: show it as it is.")
 TITLE = string("Plain text (show it with textContent), at most 80 characters.", minLength=1)
 USAGE = Shape("Token usage.", {name: integer(minimum=0) for name in TOKEN_COUNTS}).schema()
 REPLY_ITEM_ID = nullable(integer("The id of the run's last stored assistant message.", minimum=1))
-ENDED = {"user_item_id": integer("The stored id of the person's message it answered.", minimum=1)}
+UNSTEERED = Shape(
+    "A message sent during the run that no model call took.",
+    {
+        "text": string(),
+        "client_id": string("The user_message's client_id, or empty."),
+    },
+).schema()
+ENDED = {
+    "user_item_id": integer("The stored id of the person's message it answered.", minimum=1),
+    # WHILE_RUNNING = "steer": its sender sends them again (docs/wire-protocol.md).
+    "unsteered": typed("array", "Sent during the run, never taken.", items=UNSTEERED),
+}
 FINAL_OUTPUT = {"description": "A string, or JSON for agents with a structured output_type."}
 FAILURE = Shape("Why.", {"code": {"enum": RUN_FAILED_CODES}, "message": MESSAGE}).schema()
 FILE = {"id": integer(minimum=1), "name": string(), "content_type": string(), "size": integer()}
@@ -114,7 +88,12 @@ ITEM_KINDS: dict[str, Shape] = {
     "message": Shape(
         "A message. Insert text with textContent; html is safe for innerHTML.",
         {"role": {"enum": ROLES}, "text": string()},
-        {"html": string("Sanitized HTML."), "client_id": CLIENT_ID, "files": FILES},
+        {
+            "html": string("Sanitized HTML."),
+            "client_id": CLIENT_ID,
+            "files": FILES,
+            "steered": {"const": True, "description": "Sent during the run it entered."},
+        },
         _HTML_UNLESS_USER,
     ),
     "tool_call": Shape(
@@ -221,6 +200,11 @@ SERVER_FRAMES: dict[str, Shape] = {
         {"reason": {"enum": APPROVAL_REASONS, "description": "When nobody decided."}},
     ),
     "conversation.title": Shape("A title was written after the first exchange.", {"title": TITLE}),
+    "steer.accepted": Shape(
+        "To the sender alone (WHILE_RUNNING = steer): its message enters the run.",
+        {"run_id": RUN_ID, "client_id": string("The user_message's client_id, or empty.")},
+        {"accepted": {"const": "user_message", "description": "In the HTTP POST's answer."}},
+    ),
     "error": Shape(
         "A frame was refused; nothing was stored and the socket stays open.",
         {"code": {"enum": ERROR_CODES}, "message": MESSAGE},

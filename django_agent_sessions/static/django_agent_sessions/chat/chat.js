@@ -67,7 +67,8 @@ const sidebar = new Sidebar(ui.list, ui.toggle, config, strings, (title) => {
   markSaved();
 });
 let activeRun = null; // the run_id of the conversation's running run, if any
-const interrupts = config.whileRunning === "interrupt"; // a message sent now stops the reply
+// Send stays offered during a reply: a message then stops it, or joins it ("steer").
+const interrupts = ["interrupt", "steer"].includes(config.whileRunning);
 
 /* ---------- feedback ---------- */
 
@@ -135,9 +136,8 @@ const handlers = {
     // The run waits, perhaps in a conversation its first message just created.
     sidebar.refresh();
   },
-  "approval.resolved"(frame) {
-    transcript.approvals.resolve(frame.call_id, frame.approve, frame.reason);
-  },
+  "approval.resolved": (frame) => transcript.approvals.resolve(frame.call_id, frame.approve, frame.reason),
+  "steer.accepted": () => announce(strings.steered), // it shows once the reply takes it
   "run.started"(frame) {
     hideError();
     setBusy(frame.run_id);
@@ -150,7 +150,7 @@ const handlers = {
   "item.completed"(frame) {
     const item = frame.item || {};
     if (item.kind === "message" && item.role === "user") {
-      if (!transcript.confirmEcho(item.text)) transcript.render(item);
+      if (!transcript.confirmEcho(item.text, item.steered)) transcript.render(item);
       markSaved();
     } else if (item.kind === "message" && transcript.isStreaming(frame.run_id)) {
       transcript.finishReply(item);
@@ -205,6 +205,8 @@ const callbacks = {
     if (handler) handler(frame);
     // A run's end names the message it answered, now stored: "Branch from here" on it.
     if (frame.user_item_id) transcript.storedLastMessage(frame.user_item_id);
+    // Sent during a reply that ended before taking them: sent now, as the next message.
+    (frame.unsteered || []).forEach((sent) => transcript.takeEcho(sent.text) && sendText(sent.text, []));
   },
   onState(state) {
     ui.status.dataset.state = state;
@@ -212,9 +214,7 @@ const callbacks = {
     if (state === "connected") hideError();
     updateComposer();
   },
-  onRefused() {
-    showError(strings.denied);
-  },
+  onRefused: () => showError(strings.denied),
 };
 const connection =
   config.transport === "sse"

@@ -22,6 +22,7 @@ export const SERVER_FRAME_TYPES = [
   "approval.requested",
   "approval.resolved",
   "error",
+  "steer.accepted", // (the POST's answer: never an event of the stream itself)
 ];
 const FINAL_STATUSES = [401, 403];
 const MAX_BACKOFF_MS = 15000;

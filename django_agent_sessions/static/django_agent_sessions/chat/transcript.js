@@ -210,11 +210,23 @@ export class Transcript {
     this.scrollToEnd();
   }
 
-  confirmEcho(text) {
+  /* `steered`: it joined a running reply (WHILE_RUNNING = "steer"), shown where it
+   * entered, after what the run did before taking it. */
+  confirmEcho(text, steered = false) {
     const index = this.pendingEcho.findIndex((echo) => echo.text === text);
     if (index === -1) return false;
-    this.pendingEcho[index].article.classList.remove("is-pending");
-    this.pendingEcho.splice(index, 1);
+    const article = this.pendingEcho.splice(index, 1)[0].article;
+    article.classList.remove("is-pending");
+    if (steered) this.append(article);
+    return true;
+  }
+
+  /* A message sent during a reply that ended before taking it: its echo goes, as it is
+   * sent again as the next message; false when it is not this page's. */
+  takeEcho(text) {
+    const index = this.pendingEcho.findIndex((echo) => echo.text === text);
+    if (index === -1) return false;
+    this.pendingEcho.splice(index, 1)[0].article.remove();
     return true;
   }
 
