@@ -31,7 +31,7 @@ from django_agent_sessions.streaming.running import (
     spending,
 )
 from django_agent_sessions.streaming.running.empty_history import EmptyHistorySession
-from django_agent_sessions.streaming.visiting import ratelimit, while_running
+from django_agent_sessions.streaming.visiting import queueing, ratelimit, while_running
 from django_agent_sessions.streaming.wire import frames
 
 logger = logging.getLogger(__name__)
@@ -74,15 +74,28 @@ def _refuse_while_draining(client_id: str = "") -> None:
         raise frames.BadFrame("unavailable", message, client_id, retry_after=1)
 
 
-async def send_message(visitor: Participant, content: dict[str, Any]) -> None:
-    """A ``user_message``: start a run answering it."""
+async def send_or_queue(visitor: Participant, content: dict[str, Any]) -> None:
+    """A ``user_message`` of the chat's transports: sent, or queued during a reply
+    (``WHILE_RUNNING = "queue"``). The protocol adapters call ``send_message``: their
+    clients know no queue, so a message during a reply stays ``busy`` for them."""
+    await send_message(visitor, content, may_queue=True)
+
+
+async def send_message(
+    visitor: Participant, content: dict[str, Any], *, may_queue: bool = False
+) -> None:
+    """A ``user_message``: start a run answering it (or queue it, ``queueing``)."""
     frame = frames.user_message(content)
     _refuse_while_draining(frame.client_id)
     interrupting = visitor.conversation_pk is not None and while_running.interrupts()
+    queueing_mode = may_queue and visitor.conversation_pk is not None and while_running.queues()
     if visitor.conversation_pk is not None:
-        if not interrupting and active_runs.local_run(visitor.conversation_pk) is not None:
+        waits = interrupting or queueing_mode  # a reply in progress is not refused
+        if not waits and active_runs.local_run(visitor.conversation_pk) is not None:
             raise frames.busy(frame.client_id)
         await lifecycle.expire_overdue(visitor.channel_layer, visitor.conversation_pk, visitor.user)
+        if queueing_mode and await queueing.queued_during_reply(visitor, frame):
+            return
     # Counted here, where writing begins: connecting writes nothing, so is not counted.
     await _within_rate(visitor.rate_limit_key(), frame.client_id)
     if interrupting:  # after the rate limit: a refused message stops nothing

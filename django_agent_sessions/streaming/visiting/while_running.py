@@ -5,6 +5,8 @@
   stop, and clients written for ``busy`` (the protocol adapters' too) keep working.
 - ``"interrupt"``: the message Stops the reply, through the same path as a ``cancel``
   frame, then is sent as a new run once the stopped run's end is recorded.
+- ``"queue"``: the message is stored, shown as queued, and sent as a new run once the
+  reply's end is recorded (``queueing``, ``queue_sending``).
 
 The run may be on another web worker or a task worker: its end is awaited through what
 every end does anyway. ``lifecycle.end()`` records the end, then publishes the terminal
@@ -33,8 +35,8 @@ from django_agent_sessions.streaming.running.active_runs import TERMINAL_EVENTS,
 
 logger = logging.getLogger(__name__)
 
-BUSY, INTERRUPT = "busy", "interrupt"
-MODES = (BUSY, INTERRUPT)
+BUSY, INTERRUPT, QUEUE = "busy", "interrupt", "queue"
+MODES = (BUSY, INTERRUPT, QUEUE)
 
 
 def mode() -> str:
@@ -60,6 +62,10 @@ def check() -> list[CheckMessage]:
 
 def interrupts() -> bool:
     return mode() == INTERRUPT
+
+
+def queues() -> bool:
+    return mode() == QUEUE
 
 
 async def interrupt(

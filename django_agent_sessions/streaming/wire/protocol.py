@@ -8,12 +8,18 @@ from __future__ import annotations
 
 import json
 import sys
-from dataclasses import dataclass, field
-from functools import partial
 from pathlib import Path
-from typing import Any
 
-Schema = dict[str, Any]
+from django_agent_sessions.streaming.wire.shapes import (
+    Schema,
+    Shape,
+    integer,
+    nullable,
+    one_of,
+    ref,
+    string,
+    typed,
+)
 
 PROTOCOL_VERSION = 2
 CLIENT_ID_MAX_LENGTH, CALL_ID_MAX_LENGTH, APPROVAL_MESSAGE_MAX_LENGTH = 64, 255, 2000
@@ -23,53 +29,10 @@ RUN_FAILED_CODES += ["interrupted", "run_token_limit"]
 ERROR_CODES = [
     *("invalid_json", "invalid_frame", "unknown_type", "empty_text", "invalid_text"),
     *("too_large", "busy", "rate_limited", "unavailable", "invalid_approval", "unknown_approval"),
-    *("too_many_files", "unknown_file", "quota_exceeded"),
+    *("too_many_files", "unknown_file", "quota_exceeded", "unknown_queued", "queue_full"),
 ]
 APPROVAL_REASONS = ["expired", "cancelled"]
 TOKEN_COUNTS = ["requests", "input_tokens", "output_tokens", "total_tokens"]
-
-
-def typed(json_type: str, description: str = "", **rules: Any) -> Schema:
-    schema: Schema = {"type": json_type, **rules}
-    return {**schema, "description": description} if description else schema
-
-
-string = partial(typed, "string")
-integer = partial(typed, "integer")
-
-
-def nullable(schema: Schema) -> Schema:
-    return {**schema, "type": [schema["type"], "null"]}
-
-
-def ref(name: str) -> Schema:
-    return {"$ref": f"#/$defs/{name}"}
-
-
-def one_of(description: str, *names: str) -> Schema:
-    return {"description": description, "oneOf": [ref(name) for name in names]}
-
-
-@dataclass(frozen=True)
-class Shape:
-    """A JSON object: its required and optional fields, nothing else."""
-
-    description: str
-    required: dict[str, Schema] = field(default_factory=dict)
-    optional: dict[str, Schema] = field(default_factory=dict)
-    rules: Schema = field(default_factory=dict)  # more keywords (if/then/else)
-
-    def schema(self, **constants: str) -> Schema:
-        fields = {name: {"const": value} for name, value in constants.items()}
-        fields |= self.required
-        return {
-            "type": "object",
-            "description": self.description,
-            "properties": {**fields, **self.optional},
-            "required": list(fields),
-            "additionalProperties": False,
-            **self.rules,
-        }
 
 
 # Field types ------------------------------------------------------------------------
@@ -98,6 +61,13 @@ FILE = {"id": integer(minimum=1), "name": string(), "content_type": string(), "s
 FILES = typed("array", "The person's files (c/<id>/files/<id>/).", items=Shape("", FILE).schema())
 FILE_IDS = typed("array", items=integer(minimum=1))
 TEMPORARY = typed("boolean", "A first message: the conversation it starts is a temporary chat.")
+QUEUED_ID = integer("A queued message's id.", minimum=1)
+QUEUED = {"id": QUEUED_ID, "text": string(), "client_id": string(), "created_at": TIMESTAMP}
+QUEUE = typed("array", "Sent in this order.", items=Shape("A queued message.", QUEUED).schema())
+REFUSED = Shape(
+    "A queued message that could not be sent: removed from the queue, its text is here.",
+    {"text": string(), "client_id": string(), "code": {"enum": ERROR_CODES}, "message": MESSAGE},
+).schema()
 APPROVAL_MESSAGE = string(
     "What the model reads as the tool's output when the call is rejected.",
     maxLength=APPROVAL_MESSAGE_MAX_LENGTH,
@@ -171,6 +141,11 @@ CLIENT_FRAMES: dict[str, Shape] = {
         {"message": APPROVAL_MESSAGE},
     ),
     "load_older": Shape("Asks for the items older than before.", {"before": ITEM_ID}),
+    "queue_edit": Shape(
+        "Replaces the text of one of the person's queued messages.",
+        {"id": QUEUED_ID, "text": string("Not only whitespace.", pattern=r"\S")},
+    ),
+    "queue_remove": Shape("Removes one of the person's queued messages.", {"id": QUEUED_ID}),
 }
 
 RUN, LIVE_ITEM = {"run_id": RUN_ID, "seq": SEQ}, ref("live_item")
@@ -197,6 +172,7 @@ SERVER_FRAMES: dict[str, Shape] = {
             "last_item_id": nullable(integer("The newest stored item's id.")),
             "active_run": {"anyOf": [ref("active_run"), {"type": "null"}]},
             "pending_approvals": typed("array", items=ref("pending_approval")),
+            "queued": QUEUE,
         },
     ),
     "history.page": Shape("The answer to load_older.", {"before": integer(), **PAGE}),
@@ -221,6 +197,11 @@ SERVER_FRAMES: dict[str, Shape] = {
         {"reason": {"enum": APPROVAL_REASONS, "description": "When nobody decided."}},
     ),
     "conversation.title": Shape("A title was written after the first exchange.", {"title": TITLE}),
+    "conversation.queue": Shape(
+        "The conversation's queued messages changed (WHILE_RUNNING = 'queue').",
+        {"queued": QUEUE},
+        {"refused": REFUSED},
+    ),
     "error": Shape(
         "A frame was refused; nothing was stored and the socket stays open.",
         {"code": {"enum": ERROR_CODES}, "message": MESSAGE},
