@@ -83,8 +83,10 @@ def conversation(request: HttpRequest, session_id: str) -> HttpResponse:
         "origin": owned.origin_of(session_id) if current is not None else None,
         "budget": budget_of(request.user),  # QUOTAS["SHOW_REMAINING"] (budget.js)
         "share_links": sharing_enabled(),  # the Share action (sharing.js)
-        # Send stays offered during a reply, which it stops (WHILE_RUNNING, chat.js).
+        # Send stays offered during a reply, which it stops or queues behind (WHILE_RUNNING,
+        # chat.js, queue.js).
         "interrupts": app_settings.WHILE_RUNNING == "interrupt",
+        "queues": app_settings.WHILE_RUNNING == "queue",
         # A temporary chat is marked as one; a new one's first message asks for it.
         "temporary_forced": (forced := forced_for(request.user)),
         "temporary": temporary.is_temporary(session_id)
