@@ -13,7 +13,7 @@ from django_agent_sessions.conf import app_settings
 from django_agent_sessions.store import conversations, pending, queued
 from django_agent_sessions.store.conversations import History
 from django_agent_sessions.store.pending import PendingApproval
-from django_agent_sessions.streaming.visiting import while_running
+from django_agent_sessions.streaming.visiting import queue_sending, while_running
 from django_agent_sessions.streaming.wire import encoding
 
 Send = Callable[[Any], Awaitable[None]]
@@ -48,6 +48,8 @@ async def send_frame(
             queued=[message.wire() for message in waiting],
         )
     )
+    if waiting and active_run is None and not waiting_calls:
+        queue_sending.kick(conversation_pk)  # left waiting: nothing runs to send it after
     return waiting_calls
 
 

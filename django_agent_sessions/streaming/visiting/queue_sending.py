@@ -13,10 +13,18 @@ The agent is ``AGENT_SESSIONS["AGENT"]`` and the context the default one (with
 be gone. A message refused at sending (a spent budget, an agent that cannot load) is
 removed from the queue and its text told to the conversation's tabs
 (``conversation.queue``'s ``refused``), so the page can put it back in the composer.
+
+With ``RUNS = "inline"`` the run starts in the process that recorded the end; one that
+must not host runs (a worker that drains, the sweep command: ``hosts_no_runs``) sends
+nothing, and the message stays queued. So does one whose process died between the end
+and the send. Such a message is sent later: at the conversation's next run's end, at its
+next message (queued behind it), or when a tab opens it (``kick``).
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextvars
 import logging
 from typing import Any
 
@@ -26,13 +34,14 @@ from django.utils.translation import gettext as _
 
 from django_agent_sessions.budgets import quotas
 from django_agent_sessions.conf import app_settings
+from django_agent_sessions.layers import stream_layer
 from django_agent_sessions.session import DjangoSession
 from django_agent_sessions.store import holding, queued
 from django_agent_sessions.store import orders as store_orders
 from django_agent_sessions.store import runs as store_runs
 from django_agent_sessions.streaming.delivery import fanout
 from django_agent_sessions.streaming.delivery.groups import group_name
-from django_agent_sessions.streaming.running import dispatch, run_task, spending
+from django_agent_sessions.streaming.running import dispatch, drain, run_task, spending
 from django_agent_sessions.streaming.running.active_runs import RunRequest
 from django_agent_sessions.streaming.visiting import while_running
 from django_agent_sessions.streaming.visiting.agent_loading import load_agent
@@ -42,6 +51,23 @@ logger = logging.getLogger(__name__)
 
 # What a factory sees for any run away from a tab (``working.requests.SCOPE_TYPE``).
 SCOPE_TYPE = "agent_sessions.task"
+_hosting: contextvars.ContextVar[bool] = contextvars.ContextVar("hosting", default=True)
+_kicks: set[asyncio.Task[None]] = set()  # kept until done (the loop keeps weak references)
+
+
+def hosts_no_runs() -> None:
+    """This context must not start runs (the sweep command): see the module."""
+    _hosting.set(False)
+
+
+def kick(session_pk: int) -> None:
+    """Send the conversation's next queued message in the background, if nothing holds
+    it (a tab opened a conversation whose queue was left waiting)."""
+    loop = asyncio.get_running_loop()
+    # In a context of its own: it outlives the socket or request that started it.
+    task = contextvars.Context().run(loop.create_task, after_end(stream_layer(), session_pk))
+    _kicks.add(task)
+    task.add_done_callback(_kicks.discard)
 
 
 async def announce(
@@ -75,6 +101,8 @@ async def send_next(channel_layer: Any, session_pk: int) -> str | None:
     """Start the conversation's next queued message as a run; its run id, or None
     (nothing queued, a run holds the conversation, or another caller sent it). A
     refused message is dropped (and told), and the next one tried."""
+    if not dispatch.offloaded() and (drain.draining() or not _hosting.get()):
+        return None  # it would start here, which must not host it (see the module)
     while True:
         taken = await queued.next_message(session_pk)
         if taken is None or await holding.held(session_pk):

@@ -44,7 +44,10 @@ async def queued_during_reply(visitor: Queuer, frame: frames.UserMessage) -> boo
     would be shown before it was sent."""
     session_pk = visitor.conversation_pk
     assert session_pk is not None
-    if active_runs.local_run(session_pk) is None and not await holding.held(session_pk):
+    idle = active_runs.local_run(session_pk) is None and not await holding.held(session_pk)
+    # Idle with messages left waiting (their end's process died, or could not host the
+    # run): this one goes behind them, and they are sent, in order.
+    if idle and not await queued.listing(session_pk):
         return False
     if frame.files:
         raise frames.busy(frame.client_id)

@@ -66,9 +66,11 @@ async def test_a_reload_shows_the_queue_and_its_owner_edits_or_removes(
         async def keep(frame: dict[str, Any]) -> None:
             frames.append(frame)
 
-        # A reload: the history frame lists the queue.
+        # A reload during the reply: the history frame lists the queue.
         loaded = await history.load(tab.conversation_pk, up_to_item_id=None)
-        await history.send_frame(keep, tab.conversation_pk, loaded, None)
+        active = active_runs.local_run(tab.conversation_pk)
+        assert active is not None
+        await history.send_frame(keep, tab.conversation_pk, loaded, {"run_id": active.run_id})
         two, three = frames[0]["queued"]
         assert (two["text"], three["text"]) == ("Tow", "Never mind")
         # Someone else (their visitor brought to this conversation): nothing to touch.
