@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from typing import Any
+
 from django.apps import AppConfig
 from django.core import checks
 from django.utils.translation import gettext_lazy as _
@@ -61,3 +63,17 @@ class AgentSessionsConfig(AppConfig):
             sender=ChatKitAttachment,
             dispatch_uid="django_agent_sessions.chatkit_attachment_deleted",
         )
+
+        # A run's recorded end sends its conversation's next queued message, wherever the
+        # end was recorded (WHILE_RUNNING = "queue"; a no-op in the other modes).
+        from django_agent_sessions import signals
+
+        signals.run_finished.connect(send_queued, dispatch_uid="django_agent_sessions.send_queued")
+
+
+async def send_queued(sender: Any, run: Any, **kwargs: Any) -> None:
+    """``run_finished``: the next queued message of the run's conversation, if any."""
+    from django_agent_sessions import streaming
+    from django_agent_sessions.layers import stream_layer
+
+    await streaming.after_end(stream_layer(), run.session_id)

@@ -28,6 +28,7 @@ from django_agent_sessions.chatkit_rows.models import ChatKitThread as ChatKitTh
 from django_agent_sessions.feedback.models import Feedback as Feedback  # its module: feedback/
 from django_agent_sessions.files.models import Attachment as Attachment  # its module: files/
 from django_agent_sessions.orders.models import RunOrder as RunOrder  # orders/
+from django_agent_sessions.queueing.models import QueuedMessage as QueuedMessage  # queueing/
 from django_agent_sessions.schedules.models import ScheduledRun as ScheduledRun  # schedules/
 from django_agent_sessions.sharing.models import SharedLink as SharedLink  # sharing/
 from django_agent_sessions.steering.models import SteerMessage as SteerMessage  # steering/

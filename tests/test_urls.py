@@ -27,6 +27,8 @@ NAMES = {
     "messages": (("c-1",), "/chat/c/c-1/messages/"),
     "cancel": (("c-1",), "/chat/c/c-1/cancel/"),
     "approval": (("c-1", "call-7"), "/chat/c/c-1/approvals/call-7/"),
+    "queue_edit": (("c-1", 4), "/chat/c/c-1/queue/4/"),
+    "queue_remove": (("c-1", 4), "/chat/c/c-1/queue/4/remove/"),
     "older": (("c-1",), "/chat/c/c-1/older/"),
     "upload": (("c-1",), "/chat/c/c-1/files/"),
     "attachment": (("c-1", 3), "/chat/c/c-1/files/3/"),

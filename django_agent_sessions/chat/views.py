@@ -83,7 +83,8 @@ def conversation(request: HttpRequest, session_id: str) -> HttpResponse:
         "origin": owned.origin_of(session_id) if current is not None else None,
         "budget": budget_of(request.user),  # QUOTAS["SHOW_REMAINING"] (budget.js)
         "share_links": sharing_enabled(),  # the Share action (sharing.js)
-        # Send stays offered during a reply, which it stops or joins (WHILE_RUNNING, chat.js).
+        # Send stays offered during a reply, which it stops, joins or queues behind
+        # (WHILE_RUNNING, chat.js, queue.js).
         "while_running": _sending_while_running(),
         # A temporary chat is marked as one; a new one's first message asks for it.
         "temporary_forced": (forced := forced_for(request.user)),
@@ -97,7 +98,7 @@ def conversation(request: HttpRequest, session_id: str) -> HttpResponse:
 def _sending_while_running() -> str:
     """The ``WHILE_RUNNING`` mode the page offers Send in during a reply ("" for busy)."""
     mode = app_settings.WHILE_RUNNING
-    return mode if mode in ("interrupt", "steer") else ""
+    return mode if mode in ("interrupt", "queue", "steer") else ""
 
 
 def _upload_limits() -> dict[str, Any]:

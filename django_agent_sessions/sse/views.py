@@ -1,9 +1,10 @@
 """The HTTP transport's endpoints, under the chat's URLs (``django_agent_sessions.urls``):
 
 - ``GET  c/<session_id>/events/``: the conversation's stream (``stream.EventStream``);
-- ``POST c/<session_id>/messages/``, ``cancel/``, ``approvals/<call_id>/``: the client
-  frames ``user_message``, ``cancel`` and ``approval`` as JSON bodies (without ``type``),
-  under Django's CSRF protection;
+- ``POST c/<session_id>/messages/``, ``cancel/``, ``approvals/<call_id>/``,
+  ``queue/<id>/`` and ``queue/<id>/remove/``: the client frames ``user_message``,
+  ``cancel``, ``approval``, ``queue_edit`` and ``queue_remove`` as JSON bodies (without
+  ``type``), under Django's CSRF protection;
 - ``GET  c/<session_id>/older/?before=<item id>``: the ``history.page`` of ``load_older``.
 
 A POST answers 202 once the frame took effect, or the websocket's ``error`` frame as the
@@ -30,7 +31,7 @@ from django_agent_sessions.conf import app_settings
 from django_agent_sessions.exceptions import SessionOwnershipError
 from django_agent_sessions.sse.stream import EventStream
 from django_agent_sessions.sse.visitor import Refused, visitor_for
-from django_agent_sessions.streaming import Visitor, actions, frames, history, replay
+from django_agent_sessions.streaming import Visitor, actions, frames, history, queueing, replay
 
 _T = TypeVar("_T")
 logger = logging.getLogger(__name__)
@@ -42,6 +43,8 @@ ERROR_STATUS = {
     "quota_exceeded": 429,
     "unknown_approval": 404,
     "not_found": 404,
+    "unknown_queued": 404,
+    "queue_full": 409,
     "unavailable": 503,
 }  # every other code (a malformed frame) is 400
 _REFUSED_TEXT = {
@@ -70,7 +73,7 @@ async def events(request: HttpRequest, session_id: str) -> HttpResponseBase:
 @require_POST
 @csrf_protect  # whatever the project's middleware
 async def messages(request: HttpRequest, session_id: str) -> HttpResponse:
-    return await _frame(request, session_id, "user_message", actions.send_or_steer)
+    return await _frame(request, session_id, "user_message", actions.send_from_chat)
 
 
 @require_POST
@@ -83,6 +86,18 @@ async def cancel(request: HttpRequest, session_id: str) -> HttpResponse:
 @csrf_protect  # whatever the project's middleware
 async def approval(request: HttpRequest, session_id: str, call_id: str) -> HttpResponse:
     return await _frame(request, session_id, "approval", actions.decide, call_id=call_id)
+
+
+@require_POST
+@csrf_protect  # whatever the project's middleware
+async def queue_edit(request: HttpRequest, session_id: str, queued_id: int) -> HttpResponse:
+    return await _frame(request, session_id, "queue_edit", queueing.edit, id=queued_id)
+
+
+@require_POST
+@csrf_protect  # whatever the project's middleware
+async def queue_remove(request: HttpRequest, session_id: str, queued_id: int) -> HttpResponse:
+    return await _frame(request, session_id, "queue_remove", queueing.remove, id=queued_id)
 
 
 @require_GET

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from django_agent_sessions.streaming.following.follower import Follower
     from django_agent_sessions.streaming.running import drain
     from django_agent_sessions.streaming.running.lost import sweep_once
-    from django_agent_sessions.streaming.visiting import actions
+    from django_agent_sessions.streaming.visiting import actions, admission, queueing
     from django_agent_sessions.streaming.visiting.access import (
         CLOSE_ANONYMOUS,
         CLOSE_FORBIDDEN,
@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     )
     from django_agent_sessions.streaming.visiting.agent_loading import load_agent
     from django_agent_sessions.streaming.visiting.context import AgentRunContext
+    from django_agent_sessions.streaming.visiting.queue_sending import after_end, hosts_no_runs
     from django_agent_sessions.streaming.visiting.visitor import Visitor
     from django_agent_sessions.streaming.wire import encoding, frames
     from django_agent_sessions.streaming.working.starting import start_run, start_run_sync
@@ -49,12 +50,16 @@ _DOOR: dict[str, tuple[str, str | None]] = {
     "SocketIO": ("delivery.socket_io", "SocketIO"),
     "Visitor": ("visiting.visitor", "Visitor"),
     "actions": ("visiting.actions", None),
+    "admission": ("visiting.admission", None),
+    "after_end": ("visiting.queue_sending", "after_end"),
     "anonymous_owner": ("visiting.access", "anonymous_owner"),
     "drain": ("running.drain", None),
     "encoding": ("wire.encoding", None),
     "frames": ("wire.frames", None),
     "history": ("following.history", None),
+    "hosts_no_runs": ("visiting.queue_sending", "hosts_no_runs"),
     "load_agent": ("visiting.agent_loading", "load_agent"),
+    "queueing": ("visiting.queueing", None),
     "replay": ("delivery.replay", None),
     "start_run": ("working.starting", "start_run"),
     "start_run_sync": ("working.starting", "start_run_sync"),
@@ -69,12 +74,16 @@ __all__ = [  # the table's names, written out for type checkers and linters (a t
     "SocketIO",
     "Visitor",
     "actions",
+    "admission",
+    "after_end",
     "anonymous_owner",
     "drain",
     "encoding",
     "frames",
     "history",
+    "hosts_no_runs",
     "load_agent",
+    "queueing",
     "replay",
     "start_run",
     "start_run_sync",

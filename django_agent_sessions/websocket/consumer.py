@@ -40,6 +40,7 @@ from django_agent_sessions.streaming import (  # noqa: F401 - public re-export
     frames,
     history,
     load_agent,
+    queueing,
     replay,
 )
 
@@ -170,7 +171,7 @@ class AgentSessionConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
     async def frame_user_message(self, content: dict[str, Any]) -> None:
         assert self.visitor is not None
         try:
-            accepted = await actions.send_or_steer(self.visitor, content)
+            accepted = await actions.send_from_chat(self.visitor, content)
         except SessionOwnershipError:
             # Someone else created this id between our connect and this first message.
             await self.close(code=CLOSE_FORBIDDEN)
@@ -185,6 +186,14 @@ class AgentSessionConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
     async def frame_cancel(self, content: dict[str, Any]) -> None:
         assert self.visitor is not None
         await actions.cancel(self.visitor, content)
+
+    async def frame_queue_edit(self, content: dict[str, Any]) -> None:
+        assert self.visitor is not None
+        await queueing.edit(self.visitor, content)
+
+    async def frame_queue_remove(self, content: dict[str, Any]) -> None:
+        assert self.visitor is not None
+        await queueing.remove(self.visitor, content)
 
     async def frame_load_older(self, content: dict[str, Any]) -> None:
         before = frames.load_older(content)

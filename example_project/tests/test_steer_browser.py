@@ -57,6 +57,12 @@ def entries(page: Any) -> list[str]:
     return shown
 
 
+def branchable(page: Any) -> list[bool]:
+    """Whether each of the person's messages offers "Branch from here" (stored ones do)."""
+    users = page.locator(".message-user").all()
+    return [user.get_by_role("button", name="Branch from here").is_visible() for user in users]
+
+
 @desktop_and_phone("chat-steer")
 def test_a_message_during_a_tool_call_joins_the_reply(
     steering_server,
@@ -80,9 +86,11 @@ def test_a_message_during_a_tool_call_joins_the_reply(
         f"My research says: penguins are well documented (demo notes). {REPLY}",
     ]
     assert entries(page) == expected
+    assert branchable(page) == [True, False]  # the answered message, stored: not the steered
     assert page.locator("#error-banner").is_hidden()  # no "busy"
     assert axe_violations(page) == []
     docs_screenshot(page, name)
     page.reload()  # as stored: the message between the tool's output and the reply
     page.locator(ASSISTANT, has_text=REPLY).wait_for()
     assert entries(page) == expected
+    assert branchable(page) == [True, True]

@@ -39,6 +39,7 @@ async def test_a_conversation_streams_and_is_there_after_reconnecting(alice_cook
         "last_item_id": None,
         "active_run": None,
         "pending_approvals": [],
+        "queued": [],
     }
 
     await socket.say("Weather in Paris?")
@@ -142,6 +143,7 @@ async def test_connecting_writes_nothing_and_the_first_message_creates(
             "last_item_id": None,
             "active_run": None,
             "pending_approvals": [],
+            "queued": [],
         }
         await socket.send({"type": "cancel"})  # nothing to cancel, nothing written
         await socket.send({"type": "load_older", "before": 10})

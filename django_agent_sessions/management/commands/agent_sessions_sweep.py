@@ -43,12 +43,15 @@ class Command(BaseCommand):
         try:
             from channels.layers import get_channel_layer
 
-            from django_agent_sessions.streaming import sweep_once
+            from django_agent_sessions.streaming import hosts_no_runs, sweep_once
         except ImportError as error:
             raise CommandError(f"The sweep needs Channels: {error}") from error
         from django_agent_sessions.store.temporary import asweep
 
         channel_layer = get_channel_layer()
+        # A queued message (WHILE_RUNNING = "queue") whose reply's end is recorded here is
+        # not run in this process, which exits: a worker sends it (docs/conversations.md).
+        hosts_no_runs()
         while True:
             lost, expired = await sweep_once(channel_layer)
             self.stdout.write(

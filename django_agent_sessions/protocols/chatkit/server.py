@@ -34,7 +34,7 @@ from django_agent_sessions.protocols.chatkit.context import ChatKitContext
 from django_agent_sessions.protocols.chatkit.store import DjangoChatKitStore
 from django_agent_sessions.store.chatkit import Missing
 from django_agent_sessions.store.chatkit import feedback as ratings
-from django_agent_sessions.streaming import actions, frames, load_agent
+from django_agent_sessions.streaming import admission, frames, load_agent
 
 # The newest items a reply sees, as ChatKit's own examples read them.
 HISTORY_ITEMS = 100
@@ -80,7 +80,7 @@ class AgentChatKitServer(ChatKitServer[ChatKitContext]):
         agent_context = DjangoAgentContext(thread=thread, store=self.store, request_context=context)
         agent = await self.get_agent(context)
         try:  # the packaged chat's rate limit and token budget, for this person too
-            await actions.admit(f"user:{context.user.pk}", context.user, agent)
+            await admission.admit(f"user:{context.user.pk}", context.user, agent)
         except frames.BadFrame as refused:
             yield ErrorEvent(message=refused.message, allow_retry=True)
             return

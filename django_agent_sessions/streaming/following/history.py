@@ -10,9 +10,10 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from django_agent_sessions.conf import app_settings
-from django_agent_sessions.store import conversations, pending
+from django_agent_sessions.store import conversations, pending, queued
 from django_agent_sessions.store.conversations import History
 from django_agent_sessions.store.pending import PendingApproval
+from django_agent_sessions.streaming.visiting import queue_sending, while_running
 from django_agent_sessions.streaming.wire import encoding
 
 Send = Callable[[Any], Awaitable[None]]
@@ -36,14 +37,19 @@ async def send_frame(
 ) -> list[PendingApproval]:
     """Send the ``history`` frame; the calls waiting for a decision it lists."""
     waiting_calls = await pending.pending(conversation_pk)
+    # Read in "queue" mode only: no other mode queues, so no query for an empty list.
+    waiting = await queued.listing(conversation_pk) if while_running.queues() else []
     await send(
         encoding.history_frame(
             encoding.history_fields(history, app_settings.HISTORY_MAX_BYTES),
             last_item_id=history.entries[-1].id if history.entries else None,
             active_run=active_run,
             pending_approvals=[call.wire() for call in waiting_calls],
+            queued=[message.wire() for message in waiting],
         )
     )
+    if waiting and active_run is None and not waiting_calls:
+        queue_sending.kick(conversation_pk)  # left waiting: nothing runs to send it after
     return waiting_calls
 
 

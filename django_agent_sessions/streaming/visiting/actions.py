@@ -1,10 +1,11 @@
 """What a visitor's client frames do, whichever transport carried them.
 
 The websocket consumer and the HTTP stream's POST views both decode a frame, then call
-one function here: ``send_message`` (start a run), ``decide`` (a tool call's approval)
-or ``cancel``. Each raises ``frames.BadFrame`` with the wire's error code for what the
-client is told, and lets ``SessionOwnershipError`` through (a transport refuses the
-visitor its own way: a close code, a 403).
+one function here: ``send_from_chat`` (start a run; during a reply, what
+``WHILE_RUNNING`` says), ``decide`` (a tool call's approval) or ``cancel``; the protocol
+adapters send with ``send_message``. Each raises ``frames.BadFrame`` with the wire's
+error code for what the client is told, and lets ``SessionOwnershipError`` through (a
+transport refuses the visitor its own way: a close code, a 403).
 """
 
 from __future__ import annotations
@@ -16,7 +17,6 @@ from typing import Any, Protocol
 from agents import Agent
 from django.utils.translation import gettext as _
 
-from django_agent_sessions.budgets import quotas
 from django_agent_sessions.exceptions import (
     ConversationGone,
     SessionOwnershipError,
@@ -32,10 +32,14 @@ from django_agent_sessions.streaming.running import (
     drain,
     lifecycle,
     run_task,
-    spending,
 )
 from django_agent_sessions.streaming.running.empty_history import EmptyHistorySession
-from django_agent_sessions.streaming.visiting import ratelimit, steering, while_running
+from django_agent_sessions.streaming.visiting import (
+    admission,
+    queueing,
+    steering,
+    while_running,
+)
 from django_agent_sessions.streaming.wire import frames
 
 logger = logging.getLogger(__name__)
@@ -79,35 +83,39 @@ def _refuse_while_draining(client_id: str = "") -> None:
 
 
 async def send_message(visitor: Participant, content: dict[str, Any]) -> None:
-    """A ``user_message``: start a run answering it."""
-    await _send(visitor, content, steer=False)
+    """A ``user_message`` of a protocol adapter: start a run answering it. The adapters'
+    clients know no queue and no steering: during a reply it is ``busy`` (or, with
+    ``WHILE_RUNNING = "interrupt"``, it stops the reply)."""
+    await _send(visitor, content, chat=False)
 
 
-async def send_or_steer(visitor: Participant, content: dict[str, Any]) -> dict[str, Any] | None:
-    """A ``user_message`` of the packaged chat's transports: with ``WHILE_RUNNING =
-    "steer"`` one sent during a reply joins it (its sender's ``steer.accepted``)."""
-    return await _send(visitor, content, steer=steering.steers())
+async def send_from_chat(visitor: Participant, content: dict[str, Any]) -> dict[str, Any] | None:
+    """A ``user_message`` of the app's own transports (the websocket, the HTTP stream),
+    where every ``WHILE_RUNNING`` mode applies. Returns the sender's own answer
+    (``steer.accepted``: it joined the reply), or None."""
+    return await _send(visitor, content, chat=True)
 
 
 async def _send(
-    visitor: Participant, content: dict[str, Any], *, steer: bool
+    visitor: Participant, content: dict[str, Any], *, chat: bool
 ) -> dict[str, Any] | None:
     frame = frames.user_message(content)
     _refuse_while_draining(frame.client_id)
-    interrupting = visitor.conversation_pk is not None and while_running.interrupts()
-    steer = steer and visitor.conversation_pk is not None and not frame.files
+    mode = while_running.for_message(visitor.conversation_pk, bool(frame.files), chat=chat)
     if visitor.conversation_pk is not None:
-        if not (interrupting or steer) and active_runs.local_run(visitor.conversation_pk):
+        if mode == while_running.BUSY and active_runs.local_run(visitor.conversation_pk):
             raise frames.busy(frame.client_id)
         await lifecycle.expire_overdue(visitor.channel_layer, visitor.conversation_pk, visitor.user)
+        if mode == while_running.QUEUE and await queueing.queued_during_reply(visitor, frame):
+            return None  # counted by the rate limit there
     # Counted here, where writing begins: connecting writes nothing, so is not counted.
-    await _within_rate(visitor.rate_limit_key(), frame.client_id)
-    if steer:  # a message with files starts a run of its own (busy during one)
+    await admission.within_rate(visitor.rate_limit_key(), frame.client_id)
+    if mode == while_running.STEER:
         assert visitor.conversation_pk is not None
         accepted = await steering.enter(visitor.conversation_pk, frame)
         if accepted is not None:
-            return accepted
-    if interrupting:  # after the rate limit: a refused message stops nothing
+            return accepted  # else no run was live: it starts one
+    if mode == while_running.INTERRUPT:  # after the rate limit: a refused message stops nothing
         assert visitor.conversation_pk is not None
         stop = functools.partial(_stop, visitor, None)
         if not await while_running.interrupt(visitor.channel_layer, visitor.conversation_pk, stop):
@@ -115,7 +123,7 @@ async def _send(
     try:
         # The agent first: a broken factory leaves no empty conversation behind.
         agent = await visitor.get_agent()
-        await _within_budget(visitor.user, agent, frame.client_id)  # before any model call
+        await admission.within_budget(visitor.user, agent, frame.client_id)  # before any model call
         # The files next: one that is not the visitor's leaves nothing behind either.
         attached = await _files(visitor, frame.files)
         started, order = None, _order(frame, attached)
@@ -198,28 +206,6 @@ async def _start_here(
     )
     active = await run_task.start(request, channel_layer=visitor.channel_layer, started=started)
     return active is not None
-
-
-async def admit(rate_limit_key: str, user: Any, agent: Agent[Any]) -> None:
-    """What a message to ``agent`` must pass before its run starts, for a front end
-    that runs the agent itself (ChatKit's server): the rate limit of ``rate_limit_key``
-    (``"user:<pk>"``, as the chat counts), then ``user``'s token budget. Raises
-    ``frames.BadFrame`` with the wire's code (``rate_limited``, ``quota_exceeded``)."""
-    await _within_rate(rate_limit_key, "")
-    await _within_budget(user, agent, "")
-
-
-async def _within_rate(rate_limit_key: str, client_id: str) -> None:
-    retry_after = await ratelimit.retry_after(rate_limit_key)
-    if retry_after is not None:
-        message = _("Too many messages; wait a moment.")
-        raise frames.BadFrame("rate_limited", message, client_id, retry_after=retry_after)
-
-
-async def _within_budget(user: Any, agent: Agent[Any], client_id: str) -> None:
-    standing = await quotas.standing(user, spending.model_name(agent))
-    if standing.exceeded:
-        raise frames.quota_exceeded(standing.resets_at, client_id)
 
 
 async def run_request(

@@ -7,6 +7,8 @@
   frame, then is sent as a new run once the stopped run's end is recorded.
 - ``"steer"``: the message enters the running reply at its next model call
   (``visiting.steering``, ``running.steering``).
+- ``"queue"``: the message is stored, shown as queued, and sent as a new run once the
+  reply's end is recorded (``queueing``, ``queue_sending``).
 
 The run may be on another web worker or a task worker: its end is awaited through what
 every end does anyway. ``lifecycle.end()`` records the end, then publishes the terminal
@@ -32,12 +34,12 @@ from django_agent_sessions.store import holding
 from django_agent_sessions.streaming.delivery import layer
 from django_agent_sessions.streaming.delivery.groups import group_name
 from django_agent_sessions.streaming.running.active_runs import TERMINAL_EVENTS, local_run
-from django_agent_sessions.streaming.running.steering import STEER
+from django_agent_sessions.streaming.running.steering import STEER as STEER  # a mode too
 
 logger = logging.getLogger(__name__)
 
-BUSY, INTERRUPT = "busy", "interrupt"
-MODES = (BUSY, INTERRUPT, STEER)
+BUSY, INTERRUPT, QUEUE = "busy", "interrupt", "queue"
+MODES = (BUSY, INTERRUPT, QUEUE, STEER)
 
 
 def mode() -> str:
@@ -63,6 +65,24 @@ def check() -> list[CheckMessage]:
 
 def interrupts() -> bool:
     return mode() == INTERRUPT
+
+
+def queues() -> bool:
+    return mode() == QUEUE
+
+
+def for_message(conversation_pk: int | None, with_files: bool, *, chat: bool) -> str:
+    """What a message does if a reply is running: the mode, where it applies. ``chat``:
+    it came through the app's own transports; the protocol adapters' clients know no
+    queue and no steering, so there it is ``busy``."""
+    current = mode()
+    if conversation_pk is None:
+        return BUSY  # a new conversation has no reply to wait for
+    if current in (QUEUE, STEER) and not chat:
+        return BUSY
+    if current == STEER and with_files:
+        return BUSY  # a message with files starts a run of its own
+    return current
 
 
 async def interrupt(

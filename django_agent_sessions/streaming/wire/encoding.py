@@ -193,8 +193,10 @@ def history_frame(
     last_item_id: int | None,
     active_run: Any,
     pending_approvals: list[dict[str, Any]],
+    queued: list[dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
-    """The ``history`` frame: ``fields`` are its items, ``has_more`` and ``oldest_id``."""
+    """The ``history`` frame: ``fields`` are its items, ``has_more`` and ``oldest_id``;
+    ``queued``: the conversation's queued messages (``WHILE_RUNNING = "queue"``)."""
     return {
         "type": "history",
         "protocol": PROTOCOL_VERSION,
@@ -202,6 +204,7 @@ def history_frame(
         "last_item_id": last_item_id,
         "active_run": active_run,
         "pending_approvals": pending_approvals,
+        "queued": queued or [],
     }
 
 

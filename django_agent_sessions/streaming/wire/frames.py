@@ -20,7 +20,9 @@ from django_agent_sessions.streaming.wire import encoding
 
 CLIENT_ID_MAX_LENGTH = 64
 # The client's frame types.
-FRAME_TYPES = frozenset({"user_message", "cancel", "approval", "load_older"})
+FRAME_TYPES = frozenset(
+    {"user_message", "cancel", "approval", "load_older", "queue_edit", "queue_remove"}
+)
 CALL_ID_MAX_LENGTH = 255
 
 

@@ -27,9 +27,9 @@ ROLES = ["user", "assistant", "system", "developer"]
 RUN_FAILED_CODES = ["agent_error", "max_turns", "guardrail", "run_too_large", "worker_lost"]
 RUN_FAILED_CODES += ["interrupted", "run_token_limit"]
 ERROR_CODES = [
-    *("invalid_json", "invalid_frame", "unknown_type", "empty_text", "invalid_text"),
-    *("too_large", "busy", "rate_limited", "unavailable", "invalid_approval", "unknown_approval"),
-    *("too_many_files", "unknown_file", "quota_exceeded", "not_found"),
+    *("invalid_json", "invalid_frame", "unknown_type", "empty_text", "invalid_text", "too_large"),
+    *("busy", "rate_limited", "unavailable", "invalid_approval", "unknown_approval", "not_found"),
+    *("too_many_files", "unknown_file", "quota_exceeded", "unknown_queued", "queue_full"),
 ]
 APPROVAL_REASONS = ["expired", "cancelled"]
 TOKEN_COUNTS = ["requests", "input_tokens", "output_tokens", "total_tokens"]
@@ -54,12 +54,10 @@ MESSAGE = string("Translated, human-readable text: show it as it is.")
 TITLE = string("Plain text (show it with textContent), at most 80 characters.", minLength=1)
 USAGE = Shape("Token usage.", {name: integer(minimum=0) for name in TOKEN_COUNTS}).schema()
 REPLY_ITEM_ID = nullable(integer("The id of the run's last stored assistant message.", minimum=1))
+SENT_CLIENT_ID = string("The user_message's client_id, or empty.")
 UNSTEERED = Shape(
     "A message sent during the run that no model call took.",
-    {
-        "text": string(),
-        "client_id": string("The user_message's client_id, or empty."),
-    },
+    {"text": string(), "client_id": SENT_CLIENT_ID},
 ).schema()
 ENDED = {
     "user_item_id": integer("The stored id of the person's message it answered.", minimum=1),
@@ -72,6 +70,13 @@ FILE = {"id": integer(minimum=1), "name": string(), "content_type": string(), "s
 FILES = typed("array", "The person's files (c/<id>/files/<id>/).", items=Shape("", FILE).schema())
 FILE_IDS = typed("array", items=integer(minimum=1))
 TEMPORARY = typed("boolean", "A first message: the conversation it starts is a temporary chat.")
+QUEUED_ID = integer("A queued message's id.", minimum=1)
+QUEUED = {"id": QUEUED_ID, "text": string(), "client_id": string(), "created_at": TIMESTAMP}
+QUEUE = typed("array", "Sent in this order.", items=Shape("A queued message.", QUEUED).schema())
+REFUSED = Shape(
+    "A queued message that could not be sent: removed from the queue, its text is here.",
+    {"text": string(), "client_id": string(), "code": {"enum": ERROR_CODES}, "message": MESSAGE},
+).schema()
 APPROVAL_MESSAGE = string(
     "What the model reads as the tool's output when the call is rejected.",
     maxLength=APPROVAL_MESSAGE_MAX_LENGTH,
@@ -150,6 +155,11 @@ CLIENT_FRAMES: dict[str, Shape] = {
         {"message": APPROVAL_MESSAGE},
     ),
     "load_older": Shape("Asks for the items older than before.", {"before": ITEM_ID}),
+    "queue_edit": Shape(
+        "Replaces the text of one of the person's queued messages.",
+        {"id": QUEUED_ID, "text": string("Not only whitespace.", pattern=r"\S")},
+    ),
+    "queue_remove": Shape("Removes one of the person's queued messages.", {"id": QUEUED_ID}),
 }
 
 RUN, LIVE_ITEM = {"run_id": RUN_ID, "seq": SEQ}, ref("live_item")
@@ -176,6 +186,7 @@ SERVER_FRAMES: dict[str, Shape] = {
             "last_item_id": nullable(integer("The newest stored item's id.")),
             "active_run": {"anyOf": [ref("active_run"), {"type": "null"}]},
             "pending_approvals": typed("array", items=ref("pending_approval")),
+            "queued": QUEUE,
         },
     ),
     "history.page": Shape("The answer to load_older.", {"before": integer(), **PAGE}),
@@ -202,8 +213,13 @@ SERVER_FRAMES: dict[str, Shape] = {
     "conversation.title": Shape("A title was written after the first exchange.", {"title": TITLE}),
     "steer.accepted": Shape(
         "To the sender alone (WHILE_RUNNING = steer): its message enters the run.",
-        {"run_id": RUN_ID, "client_id": string("The user_message's client_id, or empty.")},
+        {"run_id": RUN_ID, "client_id": SENT_CLIENT_ID},
         {"accepted": {"const": "user_message", "description": "In the HTTP POST's answer."}},
+    ),
+    "conversation.queue": Shape(
+        "The conversation's queued messages changed (WHILE_RUNNING = 'queue').",
+        {"queued": QUEUE},
+        {"refused": REFUSED},
     ),
     "error": Shape(
         "A frame was refused; nothing was stored and the socket stays open.",

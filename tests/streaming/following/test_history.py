@@ -89,6 +89,7 @@ async def test_a_new_conversation_gets_an_empty_history() -> None:
             "last_item_id": None,
             "active_run": None,
             "pending_approvals": [],
+            "queued": [],
         }
     ]
 

@@ -83,7 +83,7 @@ def is_end(event: dict[str, Any]) -> bool:
 
 async def started(tab: Visitor, text: str) -> Events:
     """Send ``text``, then until the run's tool call (its tool waits for the gate)."""
-    await actions.send_or_steer(tab, message(text))
+    await actions.send_from_chat(tab, message(text))
     assert tab.conversation_pk is not None
     events = Events(tab.conversation_pk)
     await events.until(is_tool_call)
@@ -96,7 +96,7 @@ async def test_a_message_during_a_tool_call_enters_the_next_model_call(
     model = steer_agent.script()
     tab = visitor()
     events = await started(tab, "Weather in Paris?")
-    accepted = await actions.send_or_steer(tab, message("And in Rome?", client_id="c-2"))
+    accepted = await actions.send_from_chat(tab, message("And in Rome?", client_id="c-2"))
     assert accepted is not None
     record = await AgentRun.objects.aget(session_id=tab.conversation_pk)
     assert accepted == {"type": "steer.accepted", "run_id": str(record.run_id), "client_id": "c-2"}
@@ -150,8 +150,8 @@ async def test_messages_enter_in_order_and_stay_in_later_model_inputs(visitor: O
     model._steps[1] = tool_turn("get_weather", {"city": "Rome"}, call_id="c2")
     tab = visitor()
     events = await started(tab, "Weather in Paris?")
-    await actions.send_or_steer(tab, message("One", client_id="c-1"))
-    await actions.send_or_steer(tab, message("Two", client_id="c-2"))
+    await actions.send_from_chat(tab, message("One", client_id="c-1"))
+    await actions.send_from_chat(tab, message("Two", client_id="c-2"))
     assert chat_agent.tool_gate is not None
     chat_agent.tool_gate.set()
     await events.until(is_end)
@@ -179,7 +179,7 @@ async def test_without_a_live_run_the_message_starts_one(visitor: Open) -> None:
     assert chat_agent.tool_gate is not None
     chat_agent.tool_gate.set()
     tab = visitor()
-    assert await actions.send_or_steer(tab, message("Weather in Paris?")) is None
+    assert await actions.send_from_chat(tab, message("Weather in Paris?")) is None
     assert tab.conversation_pk is not None
     active = active_runs.local_run(tab.conversation_pk)
     assert active is not None
@@ -193,7 +193,7 @@ async def test_a_message_no_model_call_took_is_named_in_the_end(visitor: Open) -
     steer_agent.script()
     tab = visitor()
     events = await started(tab, "Weather in Paris?")
-    await actions.send_or_steer(tab, message("Late", client_id="c-9"))
+    await actions.send_from_chat(tab, message("Late", client_id="c-9"))
     await actions.cancel(tab, {"type": "cancel"})  # the run ends before its next call
     end = await events.until(is_end)
     events.close()

@@ -163,7 +163,7 @@ def test_a_bad_mode_is_reported_and_acts_as_busy(settings: Any) -> None:
     assert isinstance(found[0], Error)
     assert "'later'" in found[0].msg
     assert (while_running.mode(), while_running.interrupts()) == ("busy", False)
-    for good in ("busy", "interrupt"):
+    for good in ("busy", "interrupt", "queue"):
         settings.AGENT_SESSIONS = {"WHILE_RUNNING": good}
         assert while_running.check() == []
         assert while_running.mode() == good

@@ -134,6 +134,7 @@ def test_the_history_frame_says_its_protocol() -> None:
         "last_item_id": 9,
         "active_run": None,
         "pending_approvals": [],
+        "queued": [],
     }
 
 

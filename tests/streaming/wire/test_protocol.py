@@ -77,7 +77,8 @@ def test_the_schema_and_the_server_share_their_numbers_and_codes():
     assert consumer.CLIENT_ID_MAX_LENGTH == protocol.CLIENT_ID_MAX_LENGTH
     assert approvals.MAX_MESSAGE_CHARS == protocol.APPROVAL_MESSAGE_MAX_LENGTH
     streaming = Path(protocol.__file__).parents[1]
-    modules = ("visiting/actions.py", "wire/frames.py")
+    modules = ("visiting/actions.py", "visiting/admission.py", "visiting/queueing.py")
+    modules += ("wire/frames.py",)
     source = "".join((streaming / name).read_text() for name in modules)
     used = set(re.findall(r'(?:BadFrame\(\s*|UploadRefused\(\s*|"code": )"(\w+)"', source))
     used |= {"busy"}  # frames.busy()
@@ -210,8 +211,10 @@ async def test_every_frame_the_server_sends_validates(alice_cookie, session_id):
     for frame, valid in sent:
         assert (problems(CLIENT, frame) == []) == valid, frame
 
-    # steer.accepted: with WHILE_RUNNING = "steer" (tests/websocket/test_consumer_steer.py).
-    assert {f["type"] for f in frames} == set(protocol.SERVER_FRAMES) - {"steer.accepted"}
+    # steer.accepted: WHILE_RUNNING = "steer" only (tests/websocket/test_consumer_steer.py);
+    # conversation.queue: WHILE_RUNNING = "queue" only (test_protocol_queue.py).
+    only_in_modes = {"steer.accepted", "conversation.queue"}
+    assert {f["type"] for f in frames} == set(protocol.SERVER_FRAMES) - only_in_modes
     items = [f["item"] for f in of_type(frames, "item.completed")]
     for page in of_type(frames, "history") + of_type(frames, "history.page"):
         items += page["items"]

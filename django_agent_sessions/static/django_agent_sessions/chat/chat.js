@@ -18,6 +18,8 @@ import { Feedback } from "./feedback.js";
 import { Heading } from "./heading.js";
 import { MessageFiles } from "./files.js";
 import { OlderItems } from "./older.js";
+import { pageElements } from "./page.js";
+import { QueuedMessages } from "./queue.js";
 import { Ratings } from "./ratings.js";
 import { Sidebar } from "./sidebar.js";
 import { SseConnection } from "./stream.js";
@@ -27,30 +29,11 @@ const body = document.body;
 const config = body.dataset;
 const strings = document.getElementById("chat-strings").dataset;
 const $ = (id) => document.getElementById(id);
-const ui = {
-  form: $("composer"),
-  input: $("message"),
-  send: $("send-button"),
-  stop: $("stop-button"),
-  clear: $("clear-button"),
-  rename: $("rename-button"),
-  remove: $("delete-button"),
-  renameForm: $("rename-form"),
-  renameInput: $("rename-input"),
-  renameCancel: $("rename-cancel"),
-  actions: $("conversation-actions"),
-  status: $("connection-status"),
-  error: $("error-banner"),
-  announcer: $("announcer"),
-  list: $("conversation-list"),
-  title: $("conversation-title"),
-  toggle: $("sidebar-toggle"),
-  editingNote: $("editing-note"),
-  transcript: $("transcript"),
-};
+const ui = pageElements();
 const emptyText = $("empty-transcript-text").textContent.trim();
 const feedback = new Feedback(ui.error, ui.announcer);
 const budget = new Budget($("budget"), strings);
+const queue = new QueuedMessages(ui.queued, strings, (frame) => connection.send(frame), feedback, ui.input);
 const files = new MessageFiles(config.fileUrl, strings);
 const transcript = new Transcript(ui.transcript, strings, new Ratings(config, strings, feedback), files);
 const older = new OlderItems(ui.transcript, transcript, (frame) => connection.send(frame), strings);
@@ -67,8 +50,10 @@ const sidebar = new Sidebar(ui.list, ui.toggle, config, strings, (title) => {
   markSaved();
 });
 let activeRun = null; // the run_id of the conversation's running run, if any
-// Send stays offered during a reply: a message then stops it, or joins it ("steer").
-const interrupts = ["interrupt", "steer"].includes(config.whileRunning);
+// A message sent during a reply stops it ("interrupt"), joins it ("steer") or waits its turn
+// ("queue"): Send stays offered.
+const interrupts = ["interrupt", "steer", "queue"].includes(config.whileRunning);
+const queues = config.whileRunning === "queue";
 
 /* ---------- feedback ---------- */
 
@@ -121,6 +106,7 @@ const handlers = {
     const pending = frame.pending_approvals || [];
     pending.forEach((request) => transcript.approvals.show(request, decide));
     setBusy(active ? active.run_id : pending.length ? pending[0].run_id : null);
+    queue.show(frame.queued || []);
     transcript.showEmptyHint(emptyText);
     transcript.scrollToEnd();
     performance.mark("das:history-shown"); // when the conversation first showed
@@ -128,6 +114,7 @@ const handlers = {
   },
   "history.page": (frame) => older.received(frame),
   "conversation.title": (frame) => sidebar.titled(frame.title),
+  "conversation.queue": (frame) => queue.received(frame),
   "approval.requested"(frame) {
     transcript.finishReply();
     setBusy(frame.run_id);
@@ -193,7 +180,7 @@ const handlers = {
     // Over SSE, `for` names the request that failed: only a message takes its echo back.
     if (frame.for === "cancel") ui.stop.disabled = false;
     const echoed = !frame.for || frame.for === "user_message";
-    if (echoed && frame.code !== "unknown_approval" && frame.code !== "invalid_approval") {
+    if (echoed && !["unknown_approval", "invalid_approval", "unknown_queued"].includes(frame.code)) {
       transcript.rejectLastEcho();
     }
   },
@@ -239,6 +226,10 @@ function sendText(text, sentFiles) {
   if (sentFiles.length) frame.files = sentFiles.map((file) => file.id);
   if (!connection.send(frame)) return false;
   hideError();
+  if (queues && activeRun !== null) {
+    announce(strings.queued); // listed under the reply (conversation.queue), not echoed
+    return true;
+  }
   transcript.addPendingEcho(text, sentFiles);
   transcript.refreshActions(false);
   return true;

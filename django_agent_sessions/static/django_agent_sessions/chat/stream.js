@@ -19,6 +19,7 @@ export const SERVER_FRAME_TYPES = [
   "run.cancelled",
   "run.failed",
   "conversation.title",
+  "conversation.queue",
   "approval.requested",
   "approval.resolved",
   "error",
@@ -29,8 +30,8 @@ const MAX_BACKOFF_MS = 15000;
 
 export class SseConnection {
   constructor(urls, callbacks) {
-    // The page's data-*-url attributes: eventsUrl, messagesUrl, cancelUrl, olderUrl and
-    // approvalUrl (with CALL_ID where the call's id goes).
+    // The page's data-*-url attributes: eventsUrl, messagesUrl, cancelUrl, olderUrl,
+    // approvalUrl (with CALL_ID where the call's id goes) and queueUrl (0 for the id).
     this.urls = urls;
     this.callbacks = callbacks; // {onFrame, onState(state), onRefused}
     this.source = null;
@@ -113,6 +114,11 @@ export class SseConnection {
       this.postFrame(type, this.urls.messagesUrl, fields);
     } else if (type === "cancel") {
       this.postFrame(type, this.urls.cancelUrl, fields);
+    } else if (type === "queue_edit" || type === "queue_remove") {
+      // queueUrl ends in /0/, the place of the queued message's id.
+      const url = this.urls.queueUrl.replace(/\/0\/$/, "/" + encodeURIComponent(fields.id) + "/");
+      const body = type === "queue_edit" ? { text: fields.text } : {};
+      this.postFrame(type, type === "queue_edit" ? url : url + "remove/", body);
     } else if (type === "approval") {
       const { call_id: callId, ...decision } = fields;
       const url = this.urls.approvalUrl.replace("CALL_ID", encodeURIComponent(callId));

@@ -14,6 +14,15 @@ import { Approvals } from "./approvals.js";
 import { element, prettyJson, shorten, timestamp } from "./dom.js";
 import { MessageActions } from "./message_actions.js";
 
+const USER_MESSAGES = '[data-kind="message"][data-role="user"]';
+
+/* A message that joined a running reply (WHILE_RUNNING = "steer"): not the one a run's
+ * end names as answered (storedLastMessage). */
+function markSteered(article) {
+  article.dataset.steered = "";
+  return article;
+}
+
 export class Transcript {
   constructor(container, strings, ratings, files) {
     this.container = container;
@@ -119,6 +128,7 @@ export class Transcript {
         if (item.id && !item.status) shown.article.id = "item-" + item.id; // search.js opens it
         this.files.show(shown.article, item.files);
         if (item.role === "user" && !item.status) this.buttons.stored(shown.article, item.id);
+        if (item.steered) markSteered(shown.article);
         if (item.status) {
           // A run note: the reply a stopped or failed run had streamed (not saved).
           shown.article.dataset.status = item.status;
@@ -217,7 +227,7 @@ export class Transcript {
     if (index === -1) return false;
     const article = this.pendingEcho.splice(index, 1)[0].article;
     article.classList.remove("is-pending");
-    if (steered) this.append(article);
+    if (steered) this.append(markSteered(article));
     return true;
   }
 
@@ -233,7 +243,8 @@ export class Transcript {
   /* After a run's end: the message it answered, sent live, is stored as `itemId` (its
    * item.completed came before it was). It now shows as after a reload: Branch from here. */
   storedLastMessage(itemId) {
-    const last = this.lastUserMessage();
+    const answered = this.container.querySelectorAll(`${USER_MESSAGES}:not([data-steered])`);
+    const last = answered.length ? answered[answered.length - 1] : null; // not one it took
     if (!itemId || !last || last.dataset.itemId || last.dataset.status) return;
     last.id = "item-" + itemId; // search.js opens it
     this.buttons.stored(last, itemId);
@@ -250,7 +261,7 @@ export class Transcript {
   /* ---------- edit and regenerate: the last turn ---------- */
 
   lastUserMessage() {
-    const users = this.container.querySelectorAll('[data-kind="message"][data-role="user"]');
+    const users = this.container.querySelectorAll(USER_MESSAGES);
     return users.length ? users[users.length - 1] : null;
   }
 
