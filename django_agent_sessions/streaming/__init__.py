@@ -36,7 +36,10 @@ if TYPE_CHECKING:
     )
     from django_agent_sessions.streaming.visiting.agent_loading import load_agent
     from django_agent_sessions.streaming.visiting.context import AgentRunContext
-    from django_agent_sessions.streaming.visiting.queue_sending import after_end, hosts_no_runs
+    from django_agent_sessions.streaming.visiting.queue_sending import (
+        after_end,
+        hosting_no_runs,
+    )
     from django_agent_sessions.streaming.visiting.visitor import Visitor
     from django_agent_sessions.streaming.wire import encoding, frames
     from django_agent_sessions.streaming.working.starting import start_run, start_run_sync
@@ -57,7 +60,7 @@ _DOOR: dict[str, tuple[str, str | None]] = {
     "encoding": ("wire.encoding", None),
     "frames": ("wire.frames", None),
     "history": ("following.history", None),
-    "hosts_no_runs": ("visiting.queue_sending", "hosts_no_runs"),
+    "hosting_no_runs": ("visiting.queue_sending", "hosting_no_runs"),
     "load_agent": ("visiting.agent_loading", "load_agent"),
     "queueing": ("visiting.queueing", None),
     "replay": ("delivery.replay", None),
@@ -81,7 +84,7 @@ __all__ = [  # the table's names, written out for type checkers and linters (a t
     "encoding",
     "frames",
     "history",
-    "hosts_no_runs",
+    "hosting_no_runs",
     "load_agent",
     "queueing",
     "replay",

@@ -169,6 +169,7 @@ def test_factory_uses_the_demo_model_without_an_api_key(monkeypatch):
         "current_time",
         "calculate",
         "send_company_email",
+        "research",
     }
 
 

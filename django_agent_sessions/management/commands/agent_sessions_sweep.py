@@ -43,7 +43,7 @@ class Command(BaseCommand):
         try:
             from channels.layers import get_channel_layer
 
-            from django_agent_sessions.streaming import hosts_no_runs, sweep_once
+            from django_agent_sessions.streaming import hosting_no_runs, sweep_once
         except ImportError as error:
             raise CommandError(f"The sweep needs Channels: {error}") from error
         from django_agent_sessions.store.temporary import asweep
@@ -51,16 +51,16 @@ class Command(BaseCommand):
         channel_layer = get_channel_layer()
         # A queued message (WHILE_RUNNING = "queue") whose reply's end is recorded here is
         # not run in this process, which exits: a worker sends it (docs/conversations.md).
-        hosts_no_runs()
-        while True:
-            lost, expired = await sweep_once(channel_layer)
-            self.stdout.write(
-                f"Ended {lost} run(s) whose worker died and {expired} approval wait(s) "
-                "past their timeout."
-            )
-            removed = await asweep()
-            if removed:
-                self.stdout.write(f"Removed {removed} temporary chat(s) due for removal.")
-            if every is None:
-                return
-            await asyncio.sleep(every)
+        with hosting_no_runs():  # reset on the way out (a call_command's thread goes on)
+            while True:
+                lost, expired = await sweep_once(channel_layer)
+                self.stdout.write(
+                    f"Ended {lost} run(s) whose worker died and {expired} approval wait(s) "
+                    "past their timeout."
+                )
+                removed = await asweep()
+                if removed:
+                    self.stdout.write(f"Removed {removed} temporary chat(s) due for removal.")
+                if every is None:
+                    return
+                await asyncio.sleep(every)

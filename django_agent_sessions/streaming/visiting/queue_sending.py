@@ -15,7 +15,7 @@ removed from the queue and its text told to the conversation's tabs
 (``conversation.queue``'s ``refused``), so the page can put it back in the composer.
 
 With ``RUNS = "inline"`` the run starts in the process that recorded the end; one that
-must not host runs (a worker that drains, the sweep command: ``hosts_no_runs``) sends
+must not host runs (a worker that drains, the sweep command: ``hosting_no_runs``) sends
 nothing, and the message stays queued. So does one whose process died between the end
 and the send. Such a message is sent later: at the conversation's next run's end, at its
 next message (queued behind it), or when a tab opens it (``kick``).
@@ -24,8 +24,10 @@ next message (queued behind it), or when a tab opens it (``kick``).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
 import logging
+from collections.abc import Iterator
 from typing import Any
 
 from agents import Agent
@@ -55,9 +57,22 @@ _hosting: contextvars.ContextVar[bool] = contextvars.ContextVar("hosting", defau
 _kicks: set[asyncio.Task[None]] = set()  # kept until done (the loop keeps weak references)
 
 
-def hosts_no_runs() -> None:
-    """This context must not start runs (the sweep command): see the module."""
-    _hosting.set(False)
+def hosts_runs() -> bool:
+    """Whether this context may start a queued message's run (see the module)."""
+    return _hosting.get()
+
+
+@contextlib.contextmanager
+def hosting_no_runs() -> Iterator[None]:
+    """Within it, this context starts no runs (the sweep command): see the module.
+    Reset on the way out: ``async_to_sync`` copies an async caller's context back to
+    the thread that called it, so a flag merely set would outlive the command in that
+    thread (``call_command`` from a long-lived process) and stop its queues for good."""
+    token = _hosting.set(False)
+    try:
+        yield
+    finally:
+        _hosting.reset(token)
 
 
 def kick(session_pk: int) -> None:
@@ -101,7 +116,7 @@ async def send_next(channel_layer: Any, session_pk: int) -> str | None:
     """Start the conversation's next queued message as a run; its run id, or None
     (nothing queued, a run holds the conversation, or another caller sent it). A
     refused message is dropped (and told), and the next one tried."""
-    if not dispatch.offloaded() and (drain.draining() or not _hosting.get()):
+    if not dispatch.offloaded() and (drain.draining() or not hosts_runs()):
         return None  # it would start here, which must not host it (see the module)
     while True:
         taken = await queued.next_message(session_pk)

@@ -1,5 +1,6 @@
 """``manage.py agent_sessions_sweep``: a run whose worker died, in a conversation nobody
-has open, is ended by the command; ``--every`` takes a positive number."""
+has open, is ended by the command; ``--every`` takes a positive number; the thread that
+called it may host runs again afterwards."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from django.core.management import CommandError, call_command
 from django.utils import timezone
 
 from django_agent_sessions.models import AgentRun, AgentSession
+from django_agent_sessions.streaming.visiting import queue_sending
 from tests.conversations import make_conversation
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -54,3 +56,10 @@ def test_temporary_chats_past_their_ttl_are_removed(settings):
     AgentSession.objects.filter(pk=idle.pk).update(updated_at=timezone.now() - timedelta(hours=2))
     assert _sweep().endswith("Removed 1 temporary chat(s) due for removal.\n")
     assert list(AgentSession.objects.values_list("session_id", flat=True)) == ["fresh"]
+
+
+def test_the_thread_that_called_it_still_sends_queued_messages_afterwards():
+    # The command hosts no runs while it sweeps; async_to_sync copies its context back
+    # to this thread, so a flag it merely set would stop this thread's queues for good.
+    _sweep()
+    assert queue_sending.hosts_runs()

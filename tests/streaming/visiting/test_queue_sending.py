@@ -133,10 +133,10 @@ async def test_a_process_that_must_not_host_runs_sends_nothing(queue_tab: Open) 
     layer = get_channel_layer()
 
     async def in_the_sweep_command() -> str | None:
-        queue_sending.hosts_no_runs()  # this task's context only
-        return await queue_sending.send_next(layer, session_pk)
+        with queue_sending.hosting_no_runs():
+            return await queue_sending.send_next(layer, session_pk)
 
-    assert await asyncio.create_task(in_the_sweep_command()) is None
+    assert await in_the_sweep_command() is None
     assert await QueuedMessage.objects.acount() == 1  # still queued
     assert await queue_sending.send_next(layer, session_pk) is not None
     assert not await QueuedMessage.objects.aexists()
