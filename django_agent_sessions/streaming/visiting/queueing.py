@@ -11,6 +11,8 @@ else does not.
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
 from django.utils.translation import gettext as _
@@ -67,28 +69,24 @@ async def queued_during_reply(visitor: Queuer, frame: frames.UserMessage) -> boo
 async def edit(visitor: Queuer, content: dict[str, Any]) -> None:
     """A ``queue_edit``: replace a queued message's text."""
     frame = queue_frames.queue_edit(content)
-    await _changed(
-        visitor,
-        None
-        if visitor.conversation_pk is None
-        else await queued.edit(visitor.conversation_pk, _owner_id(visitor), frame.pk, frame.text),
-    )
+    await _change(visitor, functools.partial(queued.edit, pk=frame.pk, text=frame.text))
 
 
 async def remove(visitor: Queuer, content: dict[str, Any]) -> None:
     """A ``queue_remove``: the queued message is not sent."""
-    pk = queue_frames.queued_id(content)
-    await _changed(
-        visitor,
-        None
-        if visitor.conversation_pk is None
-        else await queued.remove(visitor.conversation_pk, _owner_id(visitor), pk),
-    )
+    await _change(visitor, functools.partial(queued.remove, pk=queue_frames.queued_id(content)))
 
 
-async def _changed(visitor: Queuer, waiting: list[queued.Queued] | None) -> None:
+Change = Callable[[int, Any], Awaitable["list[queued.Queued] | None"]]
+
+
+async def _change(visitor: Queuer, change: Change) -> None:
+    """Make ``change`` (given the conversation and the visitor's id) to the visitor's own
+    queued message, then tell every tab the queue."""
+    session_pk = visitor.conversation_pk
+    waiting = None if session_pk is None else await change(session_pk, _owner_id(visitor))
     if waiting is None:  # sent already, removed, or not theirs
         message = _("This message is not queued any more.")
         raise frames.BadFrame("unknown_queued", message)
-    assert visitor.conversation_pk is not None
-    await queue_sending.announce(visitor.channel_layer, visitor.conversation_pk, waiting)
+    assert session_pk is not None
+    await queue_sending.announce(visitor.channel_layer, session_pk, waiting)
