@@ -74,6 +74,5 @@ class AgentSessionsConfig(AppConfig):
 async def send_queued(sender: Any, run: Any, **kwargs: Any) -> None:
     """``run_finished``: the next queued message of the run's conversation, if any."""
     from django_agent_sessions import streaming
-    from django_agent_sessions.layers import stream_layer
 
-    await streaming.after_end(stream_layer(), run.session_id)
+    await streaming.after_end(run.session_id)

@@ -12,6 +12,7 @@ from typing import Any
 from django_agent_sessions import DjangoSession
 from django_agent_sessions.models import AgentRun
 from django_agent_sessions.streaming.delivery import fanout
+from django_agent_sessions.streaming.running import active_runs
 from django_agent_sessions.streaming.visiting import actions
 from django_agent_sessions.streaming.visiting.visitor import Visitor
 from tests import chat_agent
@@ -55,6 +56,17 @@ async def started_with_a_reply(tab: Visitor, gate: asyncio.Event) -> Events:
     await actions.send_from_chat(tab, message("One", "c-1"))
     assert tab.conversation_pk is not None
     return Events(tab.conversation_pk)
+
+
+async def answered(tab: Visitor) -> int:
+    """The first message sent and its reply ended (scripted before); the conversation."""
+    await actions.send_from_chat(tab, message("One", "c-1"))
+    assert tab.conversation_pk is not None
+    active = active_runs.local_run(tab.conversation_pk)
+    assert active is not None
+    assert active.task is not None
+    await asyncio.wait_for(active.task, 10)
+    return tab.conversation_pk
 
 
 async def said(alice: Any, tab: Visitor) -> list[str]:

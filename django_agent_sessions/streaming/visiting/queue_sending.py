@@ -80,7 +80,7 @@ def kick(session_pk: int) -> None:
     it (a tab opened a conversation whose queue was left waiting)."""
     loop = asyncio.get_running_loop()
     # In a context of its own: it outlives the socket or request that started it.
-    task = contextvars.Context().run(loop.create_task, after_end(stream_layer(), session_pk))
+    task = contextvars.Context().run(loop.create_task, after_end(session_pk))
     _kicks.add(task)
     task.add_done_callback(_kicks.discard)
 
@@ -101,13 +101,15 @@ async def announce(
     await fanout.broadcast(channel_layer, group_name(session_pk), session_pk, event)
 
 
-async def after_end(channel_layer: Any, session_pk: int) -> None:
+async def after_end(session_pk: int, channel_layer: Any = None) -> None:
     """A run of the conversation ended: send its next queued message, if any. Never
-    raises: the end it follows is recorded and told already."""
+    raises: the end it follows is recorded and told already. Every recorded end calls it
+    (``run_finished``): outside queue mode it returns before anything else, the stream
+    layer (``channel_layer`` by default) included."""
     if not while_running.queues():
         return
     try:
-        await send_next(channel_layer, session_pk)
+        await send_next(channel_layer or stream_layer(), session_pk)
     except Exception:
         logger.exception("Could not send the next queued message of conversation %s.", session_pk)
 

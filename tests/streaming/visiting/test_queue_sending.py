@@ -8,12 +8,15 @@ from __future__ import annotations
 
 import asyncio
 from datetime import timedelta
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
 from channels.layers import get_channel_layer
 from django.utils import timezone
 
+from django_agent_sessions import layers
+from django_agent_sessions.apps import send_queued
 from django_agent_sessions.models import AgentRun, QueuedMessage
 from django_agent_sessions.store import queued
 from django_agent_sessions.store import runs as store_runs
@@ -22,7 +25,15 @@ from django_agent_sessions.streaming.running import active_runs, lifecycle
 from django_agent_sessions.streaming.visiting import actions, queue_sending
 from django_agent_sessions.streaming.visiting.visitor import Visitor
 from tests import chat_agent
-from tests.queue_helpers import Events, Open, message, runs_of, said, started_with_a_reply
+from tests.queue_helpers import (
+    Events,
+    Open,
+    answered,
+    message,
+    runs_of,
+    said,
+    started_with_a_reply,
+)
 from tests.scripted import streamed_reply
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("closing_sockets")]
@@ -33,16 +44,11 @@ async def test_a_lost_workers_end_recorded_by_the_sweep_sends_it(
 ) -> None:
     chat_agent.script(streamed_reply("First."), streamed_reply("Second."))
     tab = queue_tab()
-    await actions.send_from_chat(tab, message("One", "c-1"))
-    assert tab.conversation_pk is not None
-    active = active_runs.local_run(tab.conversation_pk)
-    assert active is not None
-    assert active.task is not None
-    await asyncio.wait_for(active.task, 10)
+    session_pk = await answered(tab)
     # A run of a worker that died: its record holds the conversation until the sweep.
-    dead = await store_runs.start(tab.conversation_pk, agent_name="A", lease_seconds=60)
+    dead = await store_runs.start(session_pk, agent_name="A", lease_seconds=60)
     assert dead is not None
-    events = Events(tab.conversation_pk)
+    events = Events(session_pk)
     try:
         await actions.send_from_chat(tab, message("Two", "c-2"))
         await events.until("conversation.queue")
@@ -81,13 +87,8 @@ async def left_waiting(tab: Visitor, text: str, client_id: str) -> None:
     """A first reply ended, and a message queued whose send never happened (the process
     that recorded the end died, or could not host the run)."""
     chat_agent.script(streamed_reply("First."), streamed_reply("Second."), streamed_reply("3."))
-    await actions.send_from_chat(tab, message("One", "c-1"))
-    assert tab.conversation_pk is not None
-    active = active_runs.local_run(tab.conversation_pk)
-    assert active is not None
-    assert active.task is not None
-    await asyncio.wait_for(active.task, 10)
-    assert await queued.keep(tab.conversation_pk, tab.owner_id, text, client_id) is not None
+    session_pk = await answered(tab)
+    assert await queued.keep(session_pk, tab.owner_id, text, client_id) is not None
 
 
 async def test_a_message_left_waiting_goes_before_the_next_one(alice: Any, queue_tab: Open) -> None:
@@ -144,3 +145,18 @@ async def test_a_process_that_must_not_host_runs_sends_nothing(queue_tab: Open) 
     assert active is not None
     assert active.task is not None
     await asyncio.wait_for(active.task, 10)
+
+
+async def test_outside_queue_mode_a_run_s_end_builds_nothing(
+    settings: Any, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    # Every recorded end calls it (run_finished): in another mode not even the layer.
+    settings.AGENT_SESSIONS = {**settings.AGENT_SESSIONS, "WHILE_RUNNING": "busy"}
+
+    def no_layer() -> None:
+        raise AssertionError("the stream layer was built")
+
+    monkeypatch.setattr(layers, "stream_layer", no_layer)
+    monkeypatch.setattr(queue_sending, "stream_layer", no_layer)
+    await send_queued(sender=None, run=SimpleNamespace(session_id=1))  # the receiver
+    assert caplog.records == []
