@@ -1,9 +1,8 @@
 """A run's task, from its start (or its resumption after approvals) to its pause or end.
-``start`` records the run and starts its task; ``decide`` records a decision on a tool
-call and, when it was the run's last, resumes the run on this worker (or has a task do
-it: ``dispatch``). The task runs in the run's span (``traced``); when its stream is over,
-the run waits in the database (``_pause``) or ends through ``lifecycle.end``.
-"""
+``start`` records the run and starts its task; ``decide`` records a decision on a tool call
+and, when it was the run's last, resumes the run here (or has a task do it: ``dispatch``).
+The task runs in the run's span (``traced``); when its stream is over, the run waits in
+the database (``_pause``) or ends through ``lifecycle.end``."""
 
 from __future__ import annotations
 
@@ -231,7 +230,8 @@ async def _pause(active: ActiveRun) -> None:
     except Exception:
         logger.exception("Could not store run %s while it waits.", active.run_id)
         outcome.status, outcome.error = FAILED, "The paused run could not be stored."
-        return await _finish(active, None)
+        await _finish(active, None)
+        return
     await _leave(active)
     if expires is None:
         logger.warning("Run %s was taken over before it could wait.", active.run_id)
@@ -245,8 +245,8 @@ async def _pause(active: ActiveRun) -> None:
         logger.exception("Could not publish the approval requests of run %s.", active.run_id)
 
 
-async def _finish(active: ActiveRun, terminal: dict[str, Any] | None) -> None:
-    """The end of a run whose task is over. Its lease is kept until the end is recorded."""
+async def _finish(active: ActiveRun, terminal: dict[str, Any] | None) -> AgentRun | None:
+    """The end of a run whose task is over: its record, or None. Keeps the lease till then."""
     streamed, outcome = active.streamed, active.streamed.outcome
     if active.interrupted:  # its worker stopped it (``drain``): the end it made is replaced
         seq = streamed.seq + 1 if terminal is None else int(terminal["seq"])
@@ -274,8 +274,7 @@ async def _finish(active: ActiveRun, terminal: dict[str, Any] | None) -> None:
             spent=spent,
             error=outcome.error,
             error_code=terminal.get("error", {}).get("code", ""),
-            # What the sockets were shown of a reply that was never saved: history
-            # shows it, with the run's status, after a reload.
+            # Shown of a reply never saved: history shows it after a reload, with the status.
             partial_text="" if outcome.status == COMPLETED else streamed.snapshot()["text"],
             outputs=streamed.outputs,
             open_call_text=open_calls.INTERRUPTED_CALL if active.interrupted else "",
@@ -288,9 +287,10 @@ async def _finish(active: ActiveRun, terminal: dict[str, Any] | None) -> None:
         await name_unsteered(active.started.pk, ending.terminal)
 
     try:
-        await lifecycle.end(active.layer, ending, record, retry=True, recorded_then=leave)
+        return await lifecycle.end(active.layer, ending, record, retry=True, recorded_then=leave)
     except Exception:
         logger.exception("Could not record the end of run %s.", active.run_id)
+        return None
 
 
 async def _leave(active: ActiveRun) -> None:

@@ -4,8 +4,9 @@ Never on the reply's path: a run that completed asks for a title only after its 
 recorded and told (``traced``), and the title is written by a task of its own, so the
 reply's tokens, its end and the next message never wait for it. The task
 
-1. asks the store whether the conversation still wants one (``store.titles``: the title
-   is still the first message's, and this was its first completed run), in one hop;
+1. reads from the run's end record whether the conversation still wants one
+   (``store.titles.with_title_wish``: the title is still the first message's, and this
+   was its first completed run), no query of its own;
 2. has the title written (``titles.writing``: a model, or the project's function);
 3. waits, if the conversation's next run is starting in this process, for that run's
    first token (or its end): a person who answers at once would otherwise wait for the
@@ -30,6 +31,7 @@ from typing import Any
 
 from agents import Agent
 
+from django_agent_sessions.models import AgentRun
 from django_agent_sessions.store import titles as stored_titles
 from django_agent_sessions.streaming.delivery import fanout
 from django_agent_sessions.streaming.delivery.groups import group_name
@@ -46,22 +48,24 @@ writing: set[asyncio.Task[None]] = set()
 
 
 def after_run(
+    recorded: AgentRun | None,
     terminal: dict[str, Any] | None,
     *,
     agent: Agent[Any],
     text: str,
-    run_pk: int,
     conversation_pk: int,
     channel_layer: Any,
 ) -> None:
-    """Start titling the conversation if the run completed and titles are on; returns
-    at once (see the module)."""
+    """Start titling the conversation if titles are on and the run's end record says it
+    wants one (``title_from``: a completed first exchange, still titled by its first
+    message); returns at once (see the module)."""
     titles = title_settings.configured()
-    if titles is None or terminal is None or terminal.get("type") != "run.completed":
+    first = getattr(recorded, "title_from", None)
+    if titles is None or first is None or terminal is None:
         return
     output = terminal.get("final_output")
     reply = output if isinstance(output, str) else json.dumps(output, ensure_ascii=False)
-    title = _title(titles, agent, text, reply, run_pk, conversation_pk, channel_layer)
+    title = _title(titles, agent, text or first, reply, conversation_pk, channel_layer)
     # A context of its own: the task outlives the run, whose span (telemetry) has ended.
     task = contextvars.Context().run(asyncio.get_running_loop().create_task, title)
     writing.add(task)
@@ -73,15 +77,11 @@ async def _title(
     agent: Agent[Any],
     text: str,
     reply: str,
-    run_pk: int,
     conversation_pk: int,
     channel_layer: Any,
 ) -> None:
     try:
-        first = await stored_titles.untitled_first_message(conversation_pk, run_pk)
-        if first is None:
-            return  # titled already (by the person, a model), or not the first exchange
-        title = await write_title(titles, agent, text or first, reply)
+        title = await write_title(titles, agent, text, reply)
         await _after_next_first_token(conversation_pk)
         if not title or not await stored_titles.write(conversation_pk, title):
             return  # nothing written, or the person renamed it meanwhile: theirs stays

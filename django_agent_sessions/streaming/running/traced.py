@@ -13,13 +13,14 @@ from typing import Any
 
 from agents import Agent
 
+from django_agent_sessions.models import AgentRun
 from django_agent_sessions.streaming.running import titling
 from django_agent_sessions.streaming.running.active_runs import ActiveRun, RunRequest
 from django_agent_sessions.streaming.running.outcomes import WAITING
 from django_agent_sessions.telemetry import runs as run_telemetry
 
 Pause = Callable[[ActiveRun], Awaitable[None]]
-Finish = Callable[[ActiveRun, "dict[str, Any] | None"], Awaitable[None]]
+Finish = Callable[[ActiveRun, "dict[str, Any] | None"], Awaitable["AgentRun | None"]]
 
 
 async def live(
@@ -45,13 +46,13 @@ async def live(
                 traced.waiting(len(outcome.calls))
                 await pause(active)
             else:
-                await finish(active, terminal)
+                recorded = await finish(active, terminal)
                 # After the end is recorded and told: a title never delays the reply.
                 titling.after_run(
+                    recorded,
                     terminal,
                     agent=request.agent,
                     text=request.text,
-                    run_pk=active.started.pk,
                     conversation_pk=active.session_pk,
                     channel_layer=active.layer,
                 )
