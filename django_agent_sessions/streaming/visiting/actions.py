@@ -28,6 +28,7 @@ from django_agent_sessions.store import runs as store_runs
 from django_agent_sessions.store import uploads
 from django_agent_sessions.streaming.running import (
     active_runs,
+    arrivals,
     dispatch,
     drain,
     lifecycle,
@@ -97,6 +98,13 @@ async def send_from_chat(visitor: Participant, content: dict[str, Any]) -> dict[
 
 
 async def _send(
+    visitor: Participant, content: dict[str, Any], *, chat: bool
+) -> dict[str, Any] | None:
+    with arrivals.on_its_way(visitor.conversation_pk):  # a title waits for it (``titling``)
+        return await _admit(visitor, content, chat=chat)
+
+
+async def _admit(
     visitor: Participant, content: dict[str, Any], *, chat: bool
 ) -> dict[str, Any] | None:
     frame = frames.user_message(content)
