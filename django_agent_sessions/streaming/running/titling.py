@@ -8,11 +8,10 @@ reply's tokens, its end and the next message never wait for it. The task
    (``store.titles.with_title_wish``: the title is still the first message's, and this
    was its first completed run), no query of its own;
 2. has the title written (``titles.writing``: a model, or the project's function);
-3. waits, if the conversation's next message is on its way to a run in this process
-   (``arrivals``) or its run is starting, for that run's first token (or its end): a
-   person who answers at once would otherwise wait for the title's write and broadcast
-   before their reply's first token (measured: the titles benchmark,
-   ``benchmarks/README.md``);
+3. waits until every message that reached this process before the title was ready has
+   its reply's first token (or was refused, or its run left: ``arrivals``): people who
+   answer at once would otherwise wait for the titles' writes and broadcasts before
+   their replies' first tokens (measured: the titles benchmark, ``benchmarks/README.md``);
 4. writes it with compare-and-set: only while the title is still the first message's,
    so a rename by the person, before or while the title was written, always wins;
 5. tells every tab of the conversation: ``{"type": "conversation.title", "title"}``.
@@ -37,7 +36,6 @@ from django_agent_sessions.store import titles as stored_titles
 from django_agent_sessions.streaming.delivery import fanout
 from django_agent_sessions.streaming.delivery.groups import group_name
 from django_agent_sessions.streaming.running import arrivals
-from django_agent_sessions.streaming.running.active_runs import local_run
 from django_agent_sessions.titles import settings as title_settings
 from django_agent_sessions.titles.writing import write_title
 
@@ -84,7 +82,7 @@ async def _title(
 ) -> None:
     try:
         title = await write_title(titles, agent, text, reply)
-        await _after_next_first_token(conversation_pk)
+        await _after_earlier_first_tokens()
         if not title or not await stored_titles.write(conversation_pk, title):
             return  # nothing written, or the person renamed it meanwhile: theirs stays
         event = {"type": "conversation.title", "title": title}
@@ -93,18 +91,9 @@ async def _title(
         logger.exception("Could not write a title for conversation %s.", conversation_pk)
 
 
-async def _after_next_first_token(conversation_pk: int) -> None:
-    """Until the conversation's next message in this process (``arrivals``) has started
-    its run and that run has published its first text or left; at once without one (a
-    message to another process is not waited for: the write is one small ``UPDATE``,
-    and that run's first token waits for none of this process's hops). Bounded: a run
-    whose end could not be recorded never leaves."""
-
-    async def answered() -> None:
-        await arrivals.all_arrived(conversation_pk)
-        run = local_run(conversation_pk)
-        if run is not None:
-            await run.answered.wait()
-
+async def _after_earlier_first_tokens() -> None:
+    """Until every message that reached this process before the title was ready has its
+    reply's first token, or was refused, or its run left (``arrivals``); bounded, for a
+    run whose end could not be recorded never leaves."""
     with contextlib.suppress(asyncio.TimeoutError):
-        await asyncio.wait_for(answered(), WAIT_AT_MOST_SECONDS)
+        await asyncio.wait_for(arrivals.earlier_answered(), WAIT_AT_MOST_SECONDS)

@@ -100,7 +100,7 @@ async def send_from_chat(visitor: Participant, content: dict[str, Any]) -> dict[
 async def _send(
     visitor: Participant, content: dict[str, Any], *, chat: bool
 ) -> dict[str, Any] | None:
-    with arrivals.on_its_way(visitor.conversation_pk):  # a title waits for it (``titling``)
+    with arrivals.on_its_way(lambda: visitor.conversation_pk):  # titles wait (``titling``)
         return await _admit(visitor, content, chat=chat)
 
 
