@@ -19,6 +19,10 @@ BASE_DIR = Path(__file__).resolve().parent
 ARTIFACTS_DIR = Path(os.environ.get("TEST_ARTIFACTS_DIR", BASE_DIR.parent / "test-artifacts"))
 
 SECRET_KEY = "tests-only-not-secret"
+# Django's default hasher takes about half a second of CPU per password (1,000,000 rounds
+# of PBKDF2), on every user a fixture makes and every login: nothing here tests its
+# strength, so the tests hash fast (Django's testing docs, "Speeding up the tests").
+PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 DEBUG = False
 ALLOWED_HOSTS = ["localhost", "127.0.0.1", "testserver"]
 USE_TZ = True
