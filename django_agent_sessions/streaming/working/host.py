@@ -38,7 +38,7 @@ from django_agent_sessions.store import orders as store_orders
 from django_agent_sessions.streaming.delivery import fanout
 from django_agent_sessions.streaming.running import active_runs, drain
 from django_agent_sessions.streaming.running.lost import sweep_once
-from django_agent_sessions.streaming.working import execution
+from django_agent_sessions.streaming.working import execution, stopping
 
 logger = logging.getLogger(__name__)
 
@@ -54,6 +54,7 @@ def run_host() -> RunHost:
     with _host_lock:
         if _host is None or not _host.alive():
             _host = RunHost(int(app_settings.RUNS_PER_WORKER))
+            stopping.after_the_current_poll()  # a db_worker's stop, at a safe point
         return _host
 
 
