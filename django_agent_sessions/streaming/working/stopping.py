@@ -4,8 +4,8 @@ Its own SIGTERM / SIGINT handler exits at once (``sys.exit(0)``) when no task is
 from wherever the signal lands; between tasks the worker is mostly polling its queue
 inside a transaction, and an exit raised during that transaction's ``COMMIT`` fails on
 the way out (psycopg: "can't change 'autocommit' now"), so a worker told to stop during
-a deploy ends with status 1 and a traceback (measured: about one stop in ten with the
-tests' 0.1 s poll interval). Here, once a run host starts in such a worker, the first
+a deploy ends with status 1 and a traceback (seen in the test suite's drain test, whose
+worker polls every 0.1 s). Here, once a run host starts in such a worker, the first
 signal only clears the worker's ``running`` flag, as its handler already does while a
 task runs: the worker ends its loop after the current poll (within its ``--interval``),
 its main thread ends, and the run host drains (``host``). A second signal is the
