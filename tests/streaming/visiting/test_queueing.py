@@ -19,7 +19,7 @@ from django_agent_sessions.streaming.running import active_runs
 from django_agent_sessions.streaming.visiting import actions, queueing
 from django_agent_sessions.streaming.wire.frames import BadFrame
 from tests import chat_agent
-from tests.queue_helpers import Open, message, runs_of, said, started_with_a_reply
+from tests.queue_helpers import Open, answered, message, runs_of, said, started_with_a_reply
 from tests.scripted import streamed_reply
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("closing_sockets")]
@@ -99,13 +99,7 @@ async def test_a_reload_shows_the_queue_and_its_owner_edits_or_removes(
 
 async def test_without_a_reply_the_message_is_sent_at_once(queue_tab: Open) -> None:
     chat_agent.script(streamed_reply("First."))
-    tab = queue_tab()
-    await actions.send_from_chat(tab, message("One", "c-1"))
-    assert tab.conversation_pk is not None
-    active = active_runs.local_run(tab.conversation_pk)
-    assert active is not None
-    assert active.task is not None
-    await asyncio.wait_for(active.task, 10)
+    await answered(queue_tab())
     assert not await QueuedMessage.objects.aexists()
 
 
