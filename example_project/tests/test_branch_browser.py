@@ -27,8 +27,8 @@ from example_project.tests.test_approvals_browser import REQUEST, ask_for_email
 from example_project.tests.test_chat_ui_browser import (  # noqa: F401 - fixtures
     REPLY,
     USER,
-    desktop_and_phone,
     docs_screenshot,
+    each_transport_and_size,
     new_page,
 )
 from example_project.tests.test_e2e_browser import send, wait_idle
@@ -110,7 +110,7 @@ def answer(page: Any, text: str) -> str:
     return str(reply.text_content()).strip()
 
 
-@desktop_and_phone("chat-branch")
+@each_transport_and_size("branch_server", "chat-branch")
 def test_a_branch_from_the_third_of_forty_messages_goes_its_own_way(
     branch_server,
     new_page,  # noqa: F811

@@ -22,8 +22,8 @@ from example_project.tests.servers import (
 from example_project.tests.test_chat_ui_browser import (  # noqa: F401 - fixtures
     CONFIRMED,
     USER,
-    desktop_and_phone,
     docs_screenshot,
+    each_transport_and_size,
     new_page,
 )
 from example_project.tests.test_e2e_browser import send, wait_idle
@@ -73,7 +73,7 @@ def budget_server(request: Any, server_database: ServerDatabase, log_dir: Path) 
     server.close()
 
 
-@desktop_and_phone("chat-budget")
+@each_transport_and_size("budget_server", "chat-budget")
 def test_a_person_over_budget_sees_when_it_refills_and_can_send_after(
     budget_server,
     new_page,  # noqa: F811

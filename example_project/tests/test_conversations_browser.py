@@ -20,8 +20,8 @@ from example_project.tests.servers import (
     server_environment,
 )
 from example_project.tests.test_chat_ui_browser import (  # noqa: F401 - fixtures
-    desktop_and_phone,
     docs_screenshot,
+    each_transport_and_size,
     new_page,
 )
 from example_project.tests.transport_servers import started_for
@@ -86,7 +86,7 @@ def until_found(page: Any, query: str, titles: list[str]) -> None:
     )
 
 
-@desktop_and_phone("chat-keeping")
+@each_transport_and_size("titles_server", "chat-keeping")
 def test_titles_pins_archives_and_the_agent_filter(
     titles_server,
     new_page,  # noqa: F811

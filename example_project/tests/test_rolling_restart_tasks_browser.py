@@ -35,7 +35,8 @@ from example_project.tests.test_rolling_restart_browser import (
 from tests.browser import save_screenshot
 from tests.services import PostgresServer, RedisServer
 
-pytestmark = [pytest.mark.redis, pytest.mark.timeout(300), pytest.mark.long(40)]
+# Worker processes of a task backend: bin/test --full only (docs/tasks.md, "Tests").
+pytestmark = [pytest.mark.redis, pytest.mark.full, pytest.mark.timeout(300), pytest.mark.long(40)]
 
 
 @pytest.fixture(scope="module")

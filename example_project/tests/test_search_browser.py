@@ -21,8 +21,8 @@ from example_project.tests.servers import (
     server_environment,
 )
 from example_project.tests.test_chat_ui_browser import (  # noqa: F401 - fixtures
-    desktop_and_phone,
     docs_screenshot,
+    each_transport_and_size,
     new_page,
 )
 from example_project.tests.transport_servers import started_for
@@ -67,7 +67,7 @@ def search_server(request: Any, server_database: ServerDatabase, log_dir: Path) 
     server.close()
 
 
-@desktop_and_phone("chat-search")
+@each_transport_and_size("search_server", "chat-search")
 def test_a_search_opens_the_conversation_at_the_message(
     search_server,
     new_page,  # noqa: F811

@@ -20,8 +20,8 @@ from example_project.tests.servers import (
     server_environment,
 )
 from example_project.tests.test_chat_ui_browser import (  # noqa: F401 - fixtures
-    desktop_and_phone,
     docs_screenshot,
+    each_transport_and_size,
     new_page,
 )
 from example_project.tests.test_e2e_browser import ASSISTANT, send, wait_idle
@@ -63,7 +63,7 @@ def branchable(page: Any) -> list[bool]:
     return [user.get_by_role("button", name="Branch from here").is_visible() for user in users]
 
 
-@desktop_and_phone("chat-steer")
+@each_transport_and_size("steering_server", "chat-steer")
 def test_a_message_during_a_tool_call_joins_the_reply(
     steering_server,
     new_page,  # noqa: F811

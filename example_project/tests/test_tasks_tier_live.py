@@ -27,7 +27,8 @@ from example_project.tests.tasks_tier import LEASE, Tier, live_tier, tasks_deplo
 from tests.live_clients import decide_from, frames_until, open_tab, stop_from
 from tests.shown import TERMINAL, Shown
 
-pytestmark = [pytest.mark.timeout(300), pytest.mark.long(60)]
+# Worker processes of a task backend: bin/test --full only (docs/tasks.md, "Tests").
+pytestmark = [pytest.mark.full, pytest.mark.timeout(300), pytest.mark.long(60)]
 
 STORY = "Tell me a long story"
 EMAIL = "Please email everyone about the fire drill on Friday"

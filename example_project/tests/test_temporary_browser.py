@@ -23,8 +23,8 @@ from example_project.tests.servers import (
     server_environment,
 )
 from example_project.tests.test_chat_ui_browser import (  # noqa: F401 - fixtures
-    desktop_and_phone,
     docs_screenshot,
+    each_transport_and_size,
     new_page,
 )
 from example_project.tests.test_conversations_browser import listed, until_listed
@@ -78,7 +78,7 @@ def open_sidebar(page: Any) -> None:
         toggle.click()
 
 
-@desktop_and_phone("chat-temporary")
+@each_transport_and_size("temporary_server", "chat-temporary")
 def test_a_temporary_chat_is_never_listed_and_goes_with_its_page(
     temporary_server,
     new_page,  # noqa: F811

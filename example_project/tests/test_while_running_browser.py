@@ -20,8 +20,8 @@ from example_project.tests.servers import (
     server_environment,
 )
 from example_project.tests.test_chat_ui_browser import (  # noqa: F401 - fixtures
-    desktop_and_phone,
     docs_screenshot,
+    each_transport_and_size,
     new_page,
 )
 from example_project.tests.test_e2e_browser import ASSISTANT, CONFIRMED, send, wait_idle
@@ -43,7 +43,7 @@ def interrupting_server(
     server.close()
 
 
-@desktop_and_phone("chat-interrupt")
+@each_transport_and_size("interrupting_server", "chat-interrupt")
 def test_a_message_during_a_reply_stops_it_and_is_answered(
     interrupting_server,
     new_page,  # noqa: F811
@@ -97,7 +97,7 @@ def queue(page: Any, text: str) -> Any:
     return entry
 
 
-@desktop_and_phone("chat-queue")
+@each_transport_and_size("queueing_server", "chat-queue")
 def test_messages_during_a_reply_are_queued_edited_kept_and_sent(
     queueing_server,
     new_page,  # noqa: F811

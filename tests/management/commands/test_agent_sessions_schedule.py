@@ -61,6 +61,8 @@ def test_interval_takes_a_positive_number_of_seconds(interval):
         call_command("agent_sessions_schedule", "--interval", interval)
 
 
+# Scheduler processes: bin/test --full only (docs/tasks.md, "Tests").
+@pytest.mark.full
 def test_two_schedulers_fire_each_firing_once():
     first = timezone.now() + 2 * SECOND  # both processes are up by then, or soon after
     a_schedule("every second", every=SECOND, next_fire_at=first)

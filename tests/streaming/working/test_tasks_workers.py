@@ -48,7 +48,8 @@ from tests.task_workers import (
 )
 from tests.websockets import login_cookie
 
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.long(45)]
+# Worker processes of a task backend: bin/test --full only (docs/tasks.md, "Tests").
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.full, pytest.mark.long(45)]
 
 AGENT = "tests.chat_agent.make_demo_agent"
 # A lease renewed every second (a third of it): a healthy run keeps it even when the
