@@ -11,8 +11,6 @@ from __future__ import annotations
 import os
 import signal
 import socket
-import subprocess
-import sys
 import time
 import urllib.error
 import urllib.request
@@ -23,6 +21,7 @@ from typing import Any
 
 import pytest
 
+from tests import warm_start
 from tests.processes import REPO_ROOT, worker_env
 
 
@@ -33,23 +32,20 @@ class Worker:
         self.listener = socket.create_server(("127.0.0.1", 0))
         self.port = self.listener.getsockname()[1]
         self.env, self.log_path = env, log_path
-        self.process: subprocess.Popen[bytes] | None = None
+        self.process: warm_start.Process | None = None
 
     def start(self) -> None:
         self.spawn()
         self.wait_until_serving()
 
     def spawn(self) -> None:
-        fd = self.listener.fileno()
-        with open(self.log_path, "ab") as log:
-            self.process = subprocess.Popen(
-                [sys.executable, *self.command, "--fd", str(fd)],
-                env=self.env,
-                cwd=REPO_ROOT,
-                pass_fds=(fd,),
-                stdout=log,
-                stderr=subprocess.STDOUT,
-            )
+        self.process = warm_start.start(
+            [*self.command, "--fd", warm_start.LISTENER_FD],
+            env=self.env,
+            cwd=REPO_ROOT,
+            output=Path(self.log_path),
+            listener=self.listener,
+        )
 
     def wait_until_serving(self) -> None:
         # The listening socket exists before daphne does: ask for a page until it answers.

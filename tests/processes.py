@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
 from django.db import connection
+
+from tests import warm_start
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
@@ -26,22 +27,22 @@ def worker_env(**extra: str) -> dict[str, str]:
 
 
 def json_lists_from(script: str, *args: str, processes: int) -> list[Any]:
-    """Runs ``python -c script args`` in ``processes`` processes at once; each prints a
-    JSON list. Returns the lists joined; a failed process fails the test with its stderr."""
-    started = [
-        subprocess.Popen(
-            [sys.executable, "-c", script, *args],
-            env=worker_env(),
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            cwd=REPO_ROOT,
-        )
-        for _ in range(processes)
-    ]
-    joined: list[Any] = []
-    for process in started:
-        out, err = process.communicate(timeout=120)
-        assert process.returncode == 0, err
-        joined.extend(json.loads(out))
-    return joined
+    """Runs ``python -c script args`` in ``processes`` processes at once (started warm:
+    ``tests/warm_start.py``); each prints a JSON list. Returns the lists joined; a failed
+    process fails the test with its stderr."""
+    with tempfile.TemporaryDirectory(prefix="json-lists-") as directory:
+        files = [
+            (Path(directory) / f"{n}.out", Path(directory) / f"{n}.err") for n in range(processes)
+        ]
+        started = [
+            warm_start.start(
+                ["-c", script, *args], env=worker_env(), cwd=REPO_ROOT, output=out, errors=err
+            )
+            for out, err in files
+        ]
+        joined: list[Any] = []
+        for process, (out, err) in zip(started, files, strict=True):
+            code = process.wait(timeout=120)
+            assert code == 0, err.read_text() if err.exists() else f"exit status {code}"
+            joined.extend(json.loads(out.read_text()))
+        return joined

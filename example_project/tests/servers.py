@@ -1,9 +1,10 @@
 """Live daphne servers running the example project, for the browser tests.
 
-Each server is a real ``daphne example_project.asgi:application`` subprocess in
-production mode (DEBUG off) on 127.0.0.1. The test process binds the listening socket and
-hands it to daphne (``--fd``), so the port is known before daphne starts, no other
-process can take it in between, and a restarted daphne comes back on the same address.
+Each server is a real ``daphne example_project.asgi:application`` process in
+production mode (DEBUG off) on 127.0.0.1, started warm (``tests/warm_start.py``). The test
+process binds the listening socket and hands it to daphne (``--fd``), so the port is known
+before daphne starts, no other process can take it in between, and a restarted daphne
+comes back on the same address.
 """
 
 from __future__ import annotations
@@ -14,7 +15,6 @@ import signal
 import socket
 import sqlite3
 import subprocess
-import sys
 import tempfile
 import time
 import urllib.error
@@ -26,17 +26,18 @@ from typing import Any
 from urllib.parse import quote
 
 from example_project.tests import migrated
+from tests import warm_start
 from tests.services import PostgresServer
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 START_TIMEOUT = 60.0
-DAPHNE = [sys.executable, "-m", "daphne", "-v", "1"]
+DAPHNE = ["-m", "daphne", "-v", "1"]
 # A plain ASGI server (no Channels involved in serving): the SSE transport's.
-UVICORN = [sys.executable, "-m", "uvicorn", "--log-level", "warning", "--no-access-log"]
+UVICORN = ["-m", "uvicorn", "--log-level", "warning", "--no-access-log"]
 
 
 def wait_until_serving(
-    url: str, process: subprocess.Popen[Any], timeout: float, poll: float = 0.2
+    url: str, process: warm_start.Process, timeout: float, poll: float = 0.2
 ) -> str | None:
     """Poll ``url``'s login page until it answers 200; None then, else what went wrong."""
     deadline = time.monotonic() + timeout
@@ -76,7 +77,7 @@ class DaphneServer:
         self.env = env
         self.listener = socket.create_server(("127.0.0.1", 0), backlog=64)
         self.port = self.listener.getsockname()[1]
-        self.process: subprocess.Popen[bytes] | None = None
+        self.process: warm_start.Process | None = None
 
     @property
     def url(self) -> str:
@@ -89,16 +90,13 @@ class DaphneServer:
         self.wait_until_ready()
 
     def spawn(self) -> None:
-        fd = self.listener.fileno()
-        with self.log_path.open("ab") as log:
-            self.process = subprocess.Popen(
-                [*self.command, "--fd", str(fd), "example_project.asgi:application"],
-                cwd=REPO_ROOT,
-                env=self.env,
-                pass_fds=(fd,),
-                stdout=log,
-                stderr=subprocess.STDOUT,
-            )
+        self.process = warm_start.start(
+            [*self.command, "--fd", warm_start.LISTENER_FD, "example_project.asgi:application"],
+            env=self.env,
+            cwd=REPO_ROOT,
+            output=self.log_path,
+            listener=self.listener,
+        )
 
     def stop(self) -> None:
         process, self.process = self.process, None
@@ -239,18 +237,10 @@ def start_migrated_postgres(server: PostgresServer) -> str:
 
 def manage(env: dict[str, str], *args: str) -> str:
     """Run ``manage.py`` with the servers' environment; its output, or a clear failure."""
-    done = subprocess.run(
-        [sys.executable, "manage.py", *args],
-        cwd=REPO_ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    if done.returncode != 0:
-        raise RuntimeError(f"manage.py {' '.join(args)} failed:\n{done.stdout}{done.stderr}")
-    return done.stdout
+    code, output = warm_start.run(["manage.py", *args], env=env, cwd=REPO_ROOT, timeout=120)
+    if code != 0:
+        raise RuntimeError(f"manage.py {' '.join(args)} failed:\n{output}")
+    return output
 
 
 # A superuser, as ``manage.py ensure_demo_user`` makes the demo login; an existing one
