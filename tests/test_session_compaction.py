@@ -11,8 +11,9 @@ checker catching the SDK's generic clear-then-add path.
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
+import socket
+import tempfile
+from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 from unittest.mock import AsyncMock
@@ -24,6 +25,7 @@ from agents.testing import ScriptedModel, assistant_message
 
 from django_agent_sessions import DjangoSession
 from django_agent_sessions.models import AgentSession, SessionItem
+from tests import warm_start
 from tests.compaction_worker import summarised
 from tests.conftest import user_message
 from tests.processes import REPO_ROOT, worker_env
@@ -149,41 +151,40 @@ SECONDS = 6.0
 
 def run_processes(session_id: str, hook: str) -> tuple[list[Any], dict[str, Any]]:
     roles = [("append", f"p{i}") for i in range(APPENDERS)] + [("compact", hook)]
-    started = [
-        subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "tests.compaction_worker",
-                role,
-                session_id,
-                str(SECONDS),
-                last,
-            ],
-            env=worker_env(),
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            cwd=REPO_ROOT,
-        )
-        for role, last in roles
-    ]
-    for process in started:  # all imported: start them together
-        assert process.stdout is not None
-        assert process.stdout.readline().strip() == "ready", process.communicate()[1]
-    for process in started:
-        assert process.stdin is not None
-        process.stdin.write("go\n")
-        process.stdin.close()
-        process.stdin = None  # communicate() below must not flush it again
-    outputs = []
-    for process in started:
-        out, err = process.communicate(timeout=120)
-        assert process.returncode == 0, err
-        outputs.append(json.loads(out))
+    with tempfile.TemporaryDirectory(prefix="compaction-") as directory:
+        talks = [socket.socketpair() for _ in roles]  # (ours, the process's stdin and stdout)
+        started = [
+            warm_start.start(
+                ["-m", "tests.compaction_worker", role, session_id, str(SECONDS), last],
+                env=worker_env(),
+                cwd=REPO_ROOT,
+                errors=Path(directory) / f"{n}.err",
+                talk=theirs,
+            )
+            for n, ((role, last), (_, theirs)) in enumerate(zip(roles, talks, strict=True))
+        ]
+        lines = []
+        for n, (ours, theirs) in enumerate(talks):
+            theirs.close()
+            ours.settimeout(120)
+            lines.append(ours.makefile("rw"))
+            assert lines[n].readline().strip() == "ready", _errors(directory, n)
+        for line in lines:  # all imported: start them together
+            line.write("go\n")
+            line.flush()  # a socket's file holds what is written until flushed
+        outputs = []
+        for n, (process, line) in enumerate(zip(started, lines, strict=True)):
+            outputs.append(json.loads(line.readline()))
+            assert process.wait(timeout=120) == 0, _errors(directory, n)
+        for ours, _ in talks:
+            ours.close()
     appended = [entry for output in outputs[:-1] for entry in output]
     return appended, outputs[-1]
+
+
+def _errors(directory: str, n: int) -> str:
+    path = Path(directory) / f"{n}.err"
+    return path.read_text() if path.exists() else ""
 
 
 def missing(appended: list[Any], stored: list[Any]) -> list[str]:

@@ -58,17 +58,19 @@ def start(
     output: Path | None = None,
     errors: Path | None = None,
     listener: socket.socket | None = None,
+    talk: socket.socket | None = None,
 ) -> Process:
     """``python ARGS`` in ``cwd`` with ``env``, its output appended to ``output`` (or to
     this process's) and its errors to ``errors`` (or to ``output``), handed ``listener``
-    where ``args`` say ``LISTENER_FD``."""
+    where ``args`` say ``LISTENER_FD``; ``talk`` (one end of a ``socketpair``), instead
+    of ``output``, is its stdin and stdout."""
     errors = errors or output
     if not enabled():
-        return _popen(args, env=env, cwd=cwd, output=output, errors=errors, listener=listener)
+        return _popen(args, env, cwd, (output, errors), listener, talk)
     files = (str(output) if output else None, str(errors) if errors else None)
     process = _context().Process(
         target=_run_as_main,
-        args=(list(args), env, str(cwd), files, listener),
+        args=(list(args), env, str(cwd), files, listener, talk),
         daemon=True,  # ended with the test process that started it, whatever happens
     )
     process.start()
@@ -143,12 +145,18 @@ def _run_as_main(
     cwd: str,
     files: tuple[str | None, str | None],
     listener: socket.socket | None,
+    talk: socket.socket | None,
 ) -> None:
     """In the forked process: become ``python ARGS`` as the interpreter would start it."""
     os.chdir(cwd)
     os.environ.clear()
     os.environ.update(env)
     _write_to(*files)
+    if talk is not None:
+        os.dup2(talk.fileno(), 0)
+        os.dup2(talk.fileno(), 1)
+        sys.stdin = open(0, closefd=False)  # noqa: SIM115
+        sys.stdout = open(1, "w", buffering=1, closefd=False)  # noqa: SIM115
     if listener is not None:
         args = [str(listener.fileno()) if arg == LISTENER_FD else arg for arg in args]
     extra = [entry for entry in env.get("PYTHONPATH", "").split(os.pathsep) if entry]
@@ -185,20 +193,27 @@ def _write_to(output: str | None, errors: str | None) -> None:
 
 def _popen(
     args: Sequence[str],
-    *,
     env: dict[str, str],
     cwd: Path,
-    output: Path | None,
-    errors: Path | None,
+    files: tuple[Path | None, Path | None],
     listener: socket.socket | None,
+    talk: socket.socket | None,
 ) -> subprocess.Popen[bytes]:
     fds: tuple[int, ...] = ()
     if listener is not None:
         fds = (listener.fileno(),)
         args = [str(fds[0]) if arg == LISTENER_FD else arg for arg in args]
-    with contextlib.ExitStack() as files:
-        out: IO[bytes] | None = files.enter_context(output.open("ab")) if output else None
-        err: IO[bytes] | None = files.enter_context(errors.open("ab")) if errors else None
+    output, errors = files
+    with contextlib.ExitStack() as opened:
+        talking = talk.fileno() if talk is not None else None
+        out: Any = talking or (opened.enter_context(output.open("ab")) if output else None)
+        err: IO[bytes] | None = opened.enter_context(errors.open("ab")) if errors else None
         return subprocess.Popen(
-            [sys.executable, *args], env=env, cwd=cwd, pass_fds=fds, stdout=out, stderr=err
+            [sys.executable, *args],
+            env=env,
+            cwd=cwd,
+            pass_fds=fds,
+            stdin=talking,
+            stdout=out,
+            stderr=err,
         )

@@ -11,10 +11,10 @@ import pytest
 
 from example_project.tests.conftest import log_in, wait_connected
 from example_project.tests.servers import create_user, query
+from example_project.tests.sizes import desktop_and_phone
 from example_project.tests.test_chat_ui_browser import (  # noqa: F401 - fixtures
     REPLY,
     USER,
-    desktop_and_phone,
     docs_screenshot,
     new_page,
 )

@@ -23,12 +23,12 @@ from example_project.tests.servers import (
     query,
     server_environment,
 )
+from example_project.tests.sizes import each_transport_and_size
 from example_project.tests.test_approvals_browser import REQUEST, ask_for_email
 from example_project.tests.test_chat_ui_browser import (  # noqa: F401 - fixtures
     REPLY,
     USER,
     docs_screenshot,
-    each_transport_and_size,
     new_page,
 )
 from example_project.tests.test_e2e_browser import send, wait_idle

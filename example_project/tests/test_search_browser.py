@@ -20,9 +20,9 @@ from example_project.tests.servers import (
     manage,
     server_environment,
 )
+from example_project.tests.sizes import each_transport_and_size
 from example_project.tests.test_chat_ui_browser import (  # noqa: F401 - fixtures
     docs_screenshot,
-    each_transport_and_size,
     new_page,
 )
 from example_project.tests.transport_servers import started_for

@@ -17,9 +17,9 @@ from example_project.tests.servers import (
     create_user,
     server_environment,
 )
+from example_project.tests.sizes import desktop_and_phone
 from example_project.tests.test_chat_ui_browser import (  # noqa: F401 - fixtures
     REPLY,
-    desktop_and_phone,
     docs_screenshot,
     new_page,
 )

@@ -19,9 +19,9 @@ from example_project.tests.servers import (
     create_user,
     server_environment,
 )
+from example_project.tests.sizes import each_transport_and_size
 from example_project.tests.test_chat_ui_browser import (  # noqa: F401 - fixtures
     docs_screenshot,
-    each_transport_and_size,
     new_page,
 )
 from example_project.tests.test_e2e_browser import ASSISTANT, CONFIRMED, send, wait_idle
