@@ -50,10 +50,9 @@ pytestmark = [pytest.mark.browser, pytest.mark.long(60)]
 STREAM_SECONDS = 4
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def chat_server(server_database: ServerDatabase, log_dir: Path) -> Iterator[UvicornServer]:
-    """One uvicorn worker for the module's tests, as daphne is for theirs: the chat over
-    SSE, streams that end every few seconds."""
+    """One uvicorn worker per test, the chat over SSE, streams that end every few seconds."""
     env = server_environment(
         server_database.url, CHAT_TRANSPORT="sse", SSE_STREAM_SECONDS=str(STREAM_SECONDS)
     )
