@@ -1,6 +1,7 @@
 """The suite's warm process starts (``tests/warm_start.py``) behave as the interpreter's
 own: the command line, the environment and working directory given, the output, a
-listening socket handed over, the exit status, and a signal's end."""
+listening socket handed over, a socket pair as stdin and stdout, the exit status, and a
+signal's end."""
 
 from __future__ import annotations
 
@@ -97,3 +98,16 @@ def test_the_manage_py_of_the_example_project_runs(mode):
         timeout=120,
     )
     assert code == 0, output
+
+
+def test_a_socket_pair_is_the_process_s_stdin_and_stdout(mode, tmp_path):
+    ours, theirs = socket.socketpair()
+    echo = "import sys\nline = sys.stdin.readline()\nprint('heard', line.strip(), flush=True)\n"
+    process = warm_start.start(["-c", echo], env={}, cwd=tmp_path, talk=theirs)
+    theirs.close()
+    ours.settimeout(60)
+    ours.sendall(b"hello\n")
+    with ours.makefile("r") as replies:
+        assert replies.readline() == "heard hello\n"
+    assert process.wait(60) == 0
+    ours.close()

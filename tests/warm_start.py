@@ -26,7 +26,7 @@ import sys
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
-from typing import IO, Any, Protocol
+from typing import IO, Any, NamedTuple, Protocol
 
 # In ``args``, replaced in the started process by the number of its copy of ``listener``.
 LISTENER_FD = "{listener-fd}"
@@ -64,17 +64,36 @@ def start(
     this process's) and its errors to ``errors`` (or to ``output``), handed ``listener``
     where ``args`` say ``LISTENER_FD``; ``talk`` (one end of a ``socketpair``), instead
     of ``output``, is its stdin and stdout."""
-    errors = errors or output
+    launch = Launch(list(args), env, cwd, output, errors or output, listener, talk)
     if not enabled():
-        return _popen(args, env, cwd, (output, errors), listener, talk)
-    files = (str(output) if output else None, str(errors) if errors else None)
+        return _popen(launch)
     process = _context().Process(
         target=_run_as_main,
-        args=(list(args), env, str(cwd), files, listener, talk),
+        args=(launch,),
         daemon=True,  # ended with the test process that started it, whatever happens
     )
     process.start()
-    return WarmProcess(process, list(args))
+    return WarmProcess(process, launch.args)
+
+
+class Launch(NamedTuple):
+    """What ``start`` was given, for either way of starting (picklable: the forkserver
+    gets it, the sockets as descriptors of its own)."""
+
+    args: list[str]
+    env: dict[str, str]
+    cwd: Path
+    output: Path | None
+    errors: Path | None
+    listener: socket.socket | None
+    talk: socket.socket | None
+
+    def command(self) -> list[str]:
+        """``args``, the listener's descriptor number where they say ``LISTENER_FD``."""
+        if self.listener is None:
+            return self.args
+        number = str(self.listener.fileno())
+        return [number if arg == LISTENER_FD else arg for arg in self.args]
 
 
 def run(args: Sequence[str], *, env: dict[str, str], cwd: Path, timeout: float) -> tuple[int, str]:
@@ -139,30 +158,21 @@ def _context() -> Any:
     return _warm
 
 
-def _run_as_main(
-    args: list[str],
-    env: dict[str, str],
-    cwd: str,
-    files: tuple[str | None, str | None],
-    listener: socket.socket | None,
-    talk: socket.socket | None,
-) -> None:
+def _run_as_main(launch: Launch) -> None:
     """In the forked process: become ``python ARGS`` as the interpreter would start it."""
-    os.chdir(cwd)
+    os.chdir(launch.cwd)
     os.environ.clear()
-    os.environ.update(env)
-    _write_to(*files)
-    if talk is not None:
-        os.dup2(talk.fileno(), 0)
-        os.dup2(talk.fileno(), 1)
+    os.environ.update(launch.env)
+    _write_to(launch.output, launch.errors)
+    if launch.talk is not None:
+        os.dup2(launch.talk.fileno(), 0)
+        os.dup2(launch.talk.fileno(), 1)
         sys.stdin = open(0, closefd=False)  # noqa: SIM115
         sys.stdout = open(1, "w", buffering=1, closefd=False)  # noqa: SIM115
-    if listener is not None:
-        args = [str(listener.fileno()) if arg == LISTENER_FD else arg for arg in args]
-    extra = [entry for entry in env.get("PYTHONPATH", "").split(os.pathsep) if entry]
-    sys.path[:0] = [cwd, *extra]
+    extra = [entry for entry in launch.env.get("PYTHONPATH", "").split(os.pathsep) if entry]
+    sys.path[:0] = [str(launch.cwd), *extra]
     try:
-        _as_main(args)
+        _as_main(launch.command())
     finally:
         sys.stdout.flush()
         sys.stderr.flush()
@@ -180,7 +190,7 @@ def _as_main(args: list[str]) -> None:
         runpy.run_path(args[0], run_name="__main__")
 
 
-def _write_to(output: str | None, errors: str | None) -> None:
+def _write_to(output: Path | None, errors: Path | None) -> None:
     for path, number in ((output, 1), (errors, 2)):
         if path is not None:
             descriptor = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
@@ -191,27 +201,20 @@ def _write_to(output: str | None, errors: str | None) -> None:
     sys.stderr = open(2, "w", buffering=1, closefd=False, errors="backslashreplace")  # noqa: SIM115
 
 
-def _popen(
-    args: Sequence[str],
-    env: dict[str, str],
-    cwd: Path,
-    files: tuple[Path | None, Path | None],
-    listener: socket.socket | None,
-    talk: socket.socket | None,
-) -> subprocess.Popen[bytes]:
-    fds: tuple[int, ...] = ()
-    if listener is not None:
-        fds = (listener.fileno(),)
-        args = [str(fds[0]) if arg == LISTENER_FD else arg for arg in args]
-    output, errors = files
+def _popen(launch: Launch) -> subprocess.Popen[bytes]:
+    fds = () if launch.listener is None else (launch.listener.fileno(),)
+    talking = None if launch.talk is None else launch.talk.fileno()
     with contextlib.ExitStack() as opened:
-        talking = talk.fileno() if talk is not None else None
-        out: Any = talking or (opened.enter_context(output.open("ab")) if output else None)
-        err: IO[bytes] | None = opened.enter_context(errors.open("ab")) if errors else None
+        out: Any = talking
+        if talking is None and launch.output is not None:
+            out = opened.enter_context(launch.output.open("ab"))
+        err: IO[bytes] | None = None
+        if launch.errors is not None:
+            err = opened.enter_context(launch.errors.open("ab"))
         return subprocess.Popen(
-            [sys.executable, *args],
-            env=env,
-            cwd=cwd,
+            [sys.executable, *launch.command()],
+            env=launch.env,
+            cwd=launch.cwd,
             pass_fds=fds,
             stdin=talking,
             stdout=out,
