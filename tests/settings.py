@@ -38,6 +38,8 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "channels",
     "django_agent_sessions",
+    # A faster flush for transactional tests' teardowns (tests/fast_flush).
+    "tests.fast_flush",
     # Runs as tasks (tests/streaming/working): the database task backend's queue (absent
     # from the environment of tests/streaming/running/test_paused_newest_sdk.py).
     *(["django_tasks_db"] if find_spec("django_tasks_db") else []),
