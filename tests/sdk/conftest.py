@@ -27,10 +27,17 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.django_db(transaction=True))
 
 
-@pytest.fixture(scope="session", autouse=True)
+@pytest.fixture(scope="package", autouse=True)
 def ensure_openai_api_key():
-    if not os.environ.get("OPENAI_API_KEY"):
-        os.environ["OPENAI_API_KEY"] = "test_key"
+    """The key for these tests only: left in the environment, it reached the worker
+    processes later tests of the same pytest process start, whose SDK then tried to
+    export its traces to the network (retrying, for seconds of CPU, in every worker)."""
+    if os.environ.get("OPENAI_API_KEY"):
+        yield
+        return
+    os.environ["OPENAI_API_KEY"] = "test_key"
+    yield
+    del os.environ["OPENAI_API_KEY"]
 
 
 @pytest.fixture(autouse=True)
