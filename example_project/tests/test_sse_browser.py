@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from example_project.tests.conftest import log_in
+from example_project.tests.conftest import log_in, wait_for_mark
 from example_project.tests.servers import (
     ServerDatabase,
     UvicornServer,
@@ -81,3 +81,17 @@ def test_the_page_uses_sse_and_a_long_reply_survives_reconnections(chat_server, 
     page.reload()
     page.locator(".message-assistant .text").last.wait_for()
     assert last_assistant_text(page).strip() == shown.strip()
+
+
+def test_a_rating_being_written_stays_when_the_stream_comes_back(chat_server, chat_user, page):  # noqa: F811
+    """A stream that ends with nothing new to tell leaves the page as the reader has it:
+    the rating form, the comment half written, the focus in it."""
+    log_in(page, chat_server.url, chat_user)
+    send(page, "What is (12 + 30) * 2?")
+    wait_idle(page)
+    page.locator(".message-assistant").last.get_by_role("button", name="Bad reply").click()
+    comment = page.locator(".rating-form textarea")
+    comment.fill("half a thought")
+    wait_for_mark(page, "das:history-kept", timeout_ms=(STREAM_SECONDS + 10) * 1000)
+    assert comment.input_value() == "half a thought"
+    assert page.evaluate("document.activeElement.name") == "comment"

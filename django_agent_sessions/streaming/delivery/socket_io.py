@@ -5,7 +5,8 @@ inbox for everything the consumer receives besides its websocket.
 close handshake has begun, before the consumer reads ``websocket.disconnect`` (measured
 on the example project: 4 tabs of 8 closed right after ``run.started`` left their run
 going). Uncaught, it would end the consumer before ``disconnect()`` (no group left, the
-run going on for nobody). Such a send is dropped instead, and so is every later one.
+run going on for nobody). Such a send is dropped instead, and so is every later one;
+so is every send after the consumer's own ``websocket.close``.
 
 **The inbox.** Channels dispatches a consumer's messages one at a time, from its
 websocket and from the channel layer. Events that a run of the same process hands over
@@ -64,6 +65,10 @@ class SocketIO:
                     raise
                 self.gone = True
                 logger.debug("Dropped a frame for a closing socket.")
+            if message.get("type") == "websocket.close":
+                # ASGI allows nothing after it: uvicorn raises on a send (a drain's 4012,
+                # then an event of a run the relay still had), daphne drops it.
+                self.gone = True
 
         return guarded
 

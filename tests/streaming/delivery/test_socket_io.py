@@ -102,6 +102,21 @@ async def test_a_send_refused_by_a_closing_socket_drops_it_and_every_later_one()
     assert sent == [{"type": "websocket.send", "text": "one"}]
 
 
+async def test_nothing_is_sent_after_the_consumers_own_close():
+    """As ASGI says, and as uvicorn enforces: it raises on a send after a close."""
+    io, sent = SocketIO(), []
+
+    async def uvicorn_send(message: dict[str, Any]) -> None:
+        if any(earlier["type"] == "websocket.close" for earlier in sent):
+            raise RuntimeError(f"Unexpected ASGI message {message['type']!r} after close")
+        sent.append(message)
+
+    send = io.guarded(uvicorn_send)
+    await send({"type": "websocket.close", "code": 4012})
+    await send({"type": "websocket.send", "text": "an event the relay still had"})
+    assert sent == [{"type": "websocket.close", "code": 4012}]
+
+
 async def test_any_other_failure_of_a_send_reaches_the_consumer():
     io = SocketIO()
 

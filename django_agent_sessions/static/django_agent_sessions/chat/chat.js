@@ -92,6 +92,9 @@ function markSaved() {
 
 const handlers = {
   history(frame) {
+    // An SSE stream that ended and came back (every SSE_STREAM_SECONDS) with nothing new:
+    // what the reader was doing stays (a rating being written, older messages, the focus).
+    if (!frame.active_run && transcript.showsNewest(frame)) return performance.mark("das:history-kept");
     transcript.reset();
     older.reset(frame);
     (frame.items || []).forEach((item) => transcript.render(item));

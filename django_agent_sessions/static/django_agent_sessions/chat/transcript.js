@@ -45,6 +45,14 @@ export class Transcript {
     this.toolNames.clear();
   }
 
+  /* A history frame with nothing new: its newest item is the newest shown, nothing pending. */
+  showsNewest(frame) {
+    const newest = (frame.items || []).at(-1);
+    const waiting = (frame.pending_approvals || []).length + (frame.queued || []).length;
+    if (!newest?.id || waiting || this.streaming || this.pendingEcho.length) return false;
+    return [...this.container.querySelectorAll("[data-item-id]")].at(-1)?.dataset.itemId === String(newest.id);
+  }
+
   nearEnd(margin) {
     const box = this.container;
     return box.scrollHeight - box.scrollTop - box.clientHeight < margin;
