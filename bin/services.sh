@@ -30,8 +30,9 @@ ensure_system_packages() {
     local missing=()
     _pg_bindir >/dev/null || missing+=(postgresql)
     command -v redis-server >/dev/null || missing+=(redis-server)
-    # Fonts are only a recommendation of chromium; screenshots need real glyphs.
-    command -v chromium >/dev/null || missing+=(chromium fonts-liberation)
+    # The page tests' browser (tests/browser.py). Fonts are only a recommendation of
+    # Chromium; screenshots need real glyphs.
+    command -v chromium-headless-shell >/dev/null || missing+=(chromium-headless-shell fonts-liberation)
     # makemessages and msgfmt, for the translation tests (tests/test_translations.py).
     command -v msgfmt >/dev/null || missing+=(gettext)
     if [ ${#missing[@]} -gt 0 ]; then
