@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from django.db import connection
+from django.db import connection, models
 from django.utils import timezone
 
 from django_agent_sessions import serialization
@@ -46,22 +46,34 @@ def make_conversation(
 
 
 def add_many_items(conversation: AgentSession, count: int) -> None:
-    """``count`` small user messages in a few bulk inserts (fast enough for 20,000)."""
-    now = timezone.now()
-    SessionItem.objects.bulk_create(
-        (
-            SessionItem(
-                session=conversation,
-                payload=serialization.dumps({"role": "user", "content": f"message {n}"}),
-                item_type="message",
-                role="user",
-                preview=f"message {n}",
-                created_at=now,
-            )
-            for n in range(count)
-        ),
-        batch_size=2000,
+    """``count`` small user messages, as rows DjangoSession would write for them.
+
+    One ``executemany`` of a plain INSERT: Django's ``bulk_create`` compiles every value
+    of every row in Python, about 0.7 ms a row (14 s for 20,000), where this is 20 times
+    less; the rows are the same.
+    """
+    table = connection.ops.quote_name(SessionItem._meta.db_table)
+    columns = ("session_id", "payload", "item_type", "role", "call_id", "preview", "created_at")
+    statement = (
+        f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join(['%s'] * len(columns))})"
     )
+    created_at = SessionItem._meta.get_field("created_at")
+    assert isinstance(created_at, models.DateTimeField)
+    now = created_at.get_db_prep_value(timezone.now(), connection, prepared=False)
+    rows = (
+        (
+            conversation.pk,
+            serialization.dumps({"role": "user", "content": f"message {n}"}),
+            "message",
+            "user",
+            "",
+            f"message {n}",
+            now,
+        )
+        for n in range(count)
+    )
+    with connection.cursor() as cursor:
+        cursor.executemany(statement, rows)
     total = count + conversation.item_count
     AgentSession.objects.filter(pk=conversation.pk).update(item_count=total)
     conversation.refresh_from_db()
