@@ -199,7 +199,7 @@ class AgentSessionAdmin(_ModelAdmin):
         if conversation is None or not self.has_view_permission(request, conversation):
             raise PermissionDenied
         found = Attachment.objects.filter(pk=attachment_id, session=conversation).first()
-        return file_response(found, download=request.GET.get("download") == "1")
+        return file_response(found, request, download=request.GET.get("download") == "1")
 
     def export_view(self, request: HttpRequest, object_id: str) -> StreamingHttpResponse:
         """One conversation's export, linked from its change page."""

@@ -15,4 +15,4 @@ from django_agent_sessions.store import attachments
 @login_required
 def attachment(request: HttpRequest, session_id: str, attachment_id: int) -> FileResponse:
     found = attachments.owned_file(session_id, attachment_id, request.user.pk)
-    return file_response(found, download=request.GET.get("download") == "1")
+    return file_response(found, request, download=request.GET.get("download") == "1")

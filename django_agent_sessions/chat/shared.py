@@ -92,7 +92,9 @@ def shared_file(request: HttpRequest, token: str, attachment_id: int) -> Any:
     if refused is not None:
         return _private(refused)
     found = sharing.shared_file(token, attachment_id)
-    response: FileResponse = file_response(found, download=request.GET.get("download") == "1")
+    response: FileResponse = file_response(
+        found, request, download=request.GET.get("download") == "1"
+    )
     response["Cache-Control"] = "private, no-store"  # not kept past a revoke
     response["X-Robots-Tag"] = NOINDEX
     return response

@@ -4,12 +4,19 @@
 Images the app recognises (PNG, JPEG, GIF, WebP, by their bytes) are shown inline;
 everything else, HTML and SVG included whatever their name, is a download of
 ``application/octet-stream``. Every response forbids the browser to guess another type
-(``nosniff``) and sandboxes whatever it renders.
+(``nosniff``) and sandboxes whatever it renders. Under ASGI the bytes are read a chunk at
+a time in a worker thread: Django reads a file it is given as a sync iterator into one
+list before sending it (the whole file in memory, and a warning at each download).
 """
 
 from __future__ import annotations
 
-from django.http import FileResponse, Http404
+from collections.abc import AsyncIterator
+from typing import IO
+
+from asgiref.sync import sync_to_async
+from django.core.handlers.asgi import ASGIRequest
+from django.http import FileResponse, Http404, HttpRequest
 from django.utils.translation import gettext as _
 
 from django_agent_sessions.files import storage
@@ -19,11 +26,15 @@ from django_agent_sessions.files.sniffing import OCTET_STREAM
 INLINE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
 # Files never change (one name holds one SHA-256's bytes): the browser may keep them.
 CACHE_CONTROL = "private, max-age=31536000, immutable"
+#: What one read of a file streamed under ASGI takes.
+CHUNK_BYTES = 64 * 1024
 
 
-def file_response(found: Attachment | None, *, download: bool = False) -> FileResponse:
-    """``found``'s bytes (404 when it is None or its file is gone); ``download`` makes
-    even an image a download."""
+def file_response(
+    found: Attachment | None, request: HttpRequest, *, download: bool = False
+) -> FileResponse:
+    """``found``'s bytes (404 when it is None or its file is gone), as ``request``'s
+    server streams them; ``download`` makes even an image a download."""
     if found is None:
         raise Http404(_("No such file."))
     try:
@@ -40,4 +51,14 @@ def file_response(found: Attachment | None, *, download: bool = False) -> FileRe
     response["X-Content-Type-Options"] = "nosniff"
     response["Content-Security-Policy"] = "default-src 'none'; sandbox"
     response["Cache-Control"] = CACHE_CONTROL
+    if isinstance(request, ASGIRequest):
+        # Headers (length, name) are set from the file already; the response still
+        # closes it once sent.
+        response.streaming_content = _chunks(opened)
     return response
+
+
+async def _chunks(opened: IO[bytes]) -> AsyncIterator[bytes]:
+    read = sync_to_async(opened.read, thread_sensitive=False)
+    while chunk := await read(CHUNK_BYTES):
+        yield chunk
