@@ -9,13 +9,8 @@ import ast
 import re
 from pathlib import Path
 
-import pytest
-
 from tests import import_graph
 from tests.import_graph import PACKAGE, PACKAGE_DIR
-
-# The source is read, never run: one pass says what every pass would.
-pytestmark = pytest.mark.once
 
 SHARED = f"{PACKAGE}.streaming"
 TRANSPORT_PACKAGES = [f"{PACKAGE}.websocket", f"{PACKAGE}.sse", f"{PACKAGE}.protocols"]
