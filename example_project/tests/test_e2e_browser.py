@@ -187,8 +187,10 @@ def test_a_second_tab_sees_the_same_run(chat_server, chat_user, context, page):
     wait_idle(second)
     save_screenshot(second, "chat-second-tab")
 
-    # A run started in one tab can be stopped from the other.
+    # A reply being written in one tab can be stopped from the other. (Stopped before
+    # its first text, a run's "Stopped." is a note of its own, not in a reply.)
     send(page, "Tell me a long story")
+    second.wait_for_selector(f"{ASSISTANT}.is-streaming")
     second.get_by_role("button", name="Stop").click()
     for tab in (page, second):
         tab.wait_for_selector(f"{ASSISTANT} .note:text('Stopped.')")
