@@ -25,7 +25,7 @@ from example_project.tests.test_chat_ui_browser import (  # noqa: F401 - fixture
     new_page,
 )
 from example_project.tests.transport_servers import started_for
-from tests.browser import axe_violations
+from tests.browser import axe_violations, save_screenshot
 
 pytestmark = pytest.mark.browser
 
@@ -133,3 +133,11 @@ def test_titles_pins_archives_and_the_agent_filter(
     docs_screenshot(page, name)
     page.get_by_label("Agent").select_option("")
     until_listed(page, ["Weather Lisbon", "Zeppelin plans", "Zeppelin notes"])
+
+    # Where a pointer can hover, Pin and Archive show over the title's end while the row
+    # is pointed at: a title keeps the row's width (they squeezed it to a few letters).
+    row = rows.filter(has_text="Zeppelin plans")
+    if not page.evaluate("matchMedia('(hover: none)').matches"):
+        assert row.locator("a").bounding_box()["width"] > 0.9 * row.bounding_box()["width"]
+    row.hover()
+    save_screenshot(page, f"{name}-pointed")
