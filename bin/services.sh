@@ -31,8 +31,10 @@ ensure_system_packages() {
     _pg_bindir >/dev/null || missing+=(postgresql)
     command -v redis-server >/dev/null || missing+=(redis-server)
     # The page tests' browser (tests/browser.py). Fonts are only a recommendation of
-    # Chromium; screenshots need real glyphs.
+    # Chromium; screenshots need real glyphs (the colour emoji font: the chat marks a
+    # pinned conversation with one, which showed as an empty box).
     command -v chromium-headless-shell >/dev/null || missing+=(chromium-headless-shell fonts-liberation)
+    [ -f /usr/share/fonts/truetype/noto/NotoColorEmoji.ttf ] || missing+=(fonts-noto-color-emoji)
     # makemessages and msgfmt, for the translation tests (tests/test_translations.py).
     command -v msgfmt >/dev/null || missing+=(gettext)
     if [ ${#missing[@]} -gt 0 ]; then
