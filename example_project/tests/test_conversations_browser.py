@@ -125,6 +125,9 @@ def test_titles_pins_archives_and_the_agent_filter(
     until_found(page, "zeppelin", ["Zeppelin notes", "Zeppelin plans"])
     archived = rows.filter(has_text="Zeppelin notes").get_by_role("button", name="Archive")
     assert archived.get_attribute("aria-pressed") == "true"
+    # Shown, an archived conversation's title is set apart (muted italics).
+    title = rows.filter(has_text="Zeppelin notes").locator("a")
+    assert title.evaluate("a => getComputedStyle(a).fontStyle") == "italic"
 
     # One agent's conversations only.
     page.get_by_label("Agent").select_option("Archivist")
