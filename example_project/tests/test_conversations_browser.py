@@ -115,6 +115,14 @@ def test_titles_pins_archives_and_the_agent_filter(
     until_listed(page, ["Weather Lisbon", "Zeppelin plans", "Zeppelin notes"])
     pin = rows.filter(has_text="Weather Lisbon").get_by_role("button", name="Pin")
     assert pin.get_attribute("aria-pressed") == "true"
+    # Each row's buttons are named with its title: a list of buttons read out of
+    # context says whose each is (they were all "Pin" and "Archive").
+    names = rows.get_by_role("button").evaluate_all("all => all.map(b => b.ariaLabel)")
+    assert sorted(names) == sorted(
+        f"{action} {title}"
+        for action in ("Pin", "Archive")
+        for title in ("Weather Lisbon", "Zeppelin plans", "Zeppelin notes")
+    )
 
     # Archived: out of the list and the search until shown.
     rows.filter(has_text="Zeppelin notes").get_by_role("button", name="Archive").click()

@@ -51,6 +51,18 @@ def test_the_agent_filter_and_its_choices(alice):
     assert b'<option value="Helper">' in page.content
 
 
+def test_each_listed_conversations_buttons_are_named_with_its_title(alice):
+    """A screen reader's list of buttons says whose Pin and Archive each is."""
+    add("lisbon", alice, user_message("Hi"))
+    AgentSession.objects.filter(session_id="lisbon").update(title="Weather <Lisbon>")
+    page = logged_in(alice).get(url("conversation", "lisbon")).content.decode()
+    assert 'aria-label="Pin Weather &lt;Lisbon&gt;"' in page
+    assert 'aria-label="Archive Weather &lt;Lisbon&gt;"' in page
+    # The page's own strings, for the buttons the sidebar draws: the title filled in.
+    assert 'data-pin-named="Pin {title}"' in page
+    assert 'data-archive-named="Archive {title}"' in page
+
+
 def test_only_the_owner_keeps_and_values_are_checked(alice, make_user):
     add("hers", alice, user_message("Hi"))
     bob = logged_in(make_user("bob"))

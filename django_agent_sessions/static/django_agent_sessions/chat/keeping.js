@@ -4,7 +4,7 @@
  * choose what GET conversations/ lists (and what the search finds: search.js reads the
  * same checkbox). Pressed buttons say the state (aria-pressed); a change lists again.
  */
-import { element } from "./dom.js";
+import { element, fill } from "./dom.js";
 import { post } from "./http.js";
 
 export class Keeping {
@@ -31,19 +31,24 @@ export class Keeping {
     return text ? "?" + text : "";
   }
 
+  /* Pin and Archive for one listed conversation. Each is named with the title ("Pin
+   * Weather in Lisbon"), so that a list of buttons read out of context says whose it is. */
   buttons(conversation) {
+    const title = conversation.title || this.strings.untitled;
+    const named = (template) => fill(template, { title });
     const span = element("span", "keep-actions");
-    span.appendChild(this.button("pinned", this.strings.pin, conversation.id, conversation.pinned));
-    span.appendChild(this.button("archived", this.strings.archive, conversation.id, conversation.archived));
+    span.appendChild(this.button("pinned", this.strings.pin, named(this.strings.pinNamed), conversation));
+    span.appendChild(this.button("archived", this.strings.archive, named(this.strings.archiveNamed), conversation));
     return span;
   }
 
-  button(field, label, id, pressed) {
+  button(field, label, name, conversation) {
     const button = element("button", "keep", label);
     button.type = "button";
     button.dataset.keep = field;
-    button.dataset.id = id;
-    button.setAttribute("aria-pressed", String(Boolean(pressed)));
+    button.dataset.id = conversation.id;
+    button.setAttribute("aria-label", name);
+    button.setAttribute("aria-pressed", String(Boolean(conversation[field])));
     return button;
   }
 
