@@ -74,16 +74,20 @@ def until_listed(page: Any, titles: list[str]) -> None:
 
 
 def until_found(page: Any, query: str, titles: list[str]) -> None:
-    """Search for ``query`` and wait until the results are the conversations ``titles``."""
+    """Search for ``query`` and wait until the results are the conversations ``titles``
+    (sorted), each listed once: a conversation whose title and message both match is
+    one result, with the message's snippet."""
     box = page.get_by_role("searchbox", name="Search conversations")
     box.fill(query)
     box.press("Enter")
     page.wait_for_function(
-        "titles => JSON.stringify([...new Set([...document.querySelectorAll("
-        "'#search-results .search-title')].map(t => t.textContent))].sort())"
+        "titles => JSON.stringify([...document.querySelectorAll("
+        "'#search-results .search-title')].map(t => t.textContent).sort())"
         " === JSON.stringify(titles)",
         arg=titles,
     )
+    snippets = page.locator("#search-results .search-snippet").all_text_contents()
+    assert sorted(snippets) == titles  # each conversation's first message is its title
 
 
 @each_transport_and_size("titles_server", "chat-keeping")

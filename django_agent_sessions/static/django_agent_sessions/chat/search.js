@@ -47,6 +47,7 @@ export class Search {
   }
 
   show(results, failed) {
+    if (results) results = withTitlesMerged(results);
     this.results.replaceChildren(...(results || []).map((hit) => this.result(hit)));
     this.results.hidden = !results || !results.length;
     if (failed) this.status.textContent = this.strings.searchFailed;
@@ -89,6 +90,24 @@ export class Search {
       this.run();
     }
   }
+}
+
+/* A conversation whose title and messages both match is listed once, where its title
+ * hit was (titles come first), with its newest matching message's snippet and link: the
+ * answer lists a title hit and each message hit apart (chat/search.py). */
+export function withTitlesMerged(results) {
+  const firstMessage = new Map();
+  for (const hit of results) {
+    if (hit.item_id !== null && !firstMessage.has(hit.session_id)) firstMessage.set(hit.session_id, hit);
+  }
+  const taken = new Set();
+  const merged = results.map((hit) => {
+    const message = hit.item_id === null ? firstMessage.get(hit.session_id) : null;
+    if (!message) return hit;
+    taken.add(message);
+    return message;
+  });
+  return merged.filter((hit, at) => !taken.has(hit) || merged.indexOf(hit) === at);
 }
 
 /* The message of #item-<id>, once the page shows it: older pages asked for as needed. */
