@@ -1,14 +1,15 @@
-"""Two new rows, the second pointing at the first, in one statement on PostgreSQL.
+"""New rows, each pointing at the one before it, in one statement on PostgreSQL.
 
 A conversation's first message creates the conversation and its run's record
-(``store.first_messages``). As a transaction that is four round trips (``BEGIN``, two
-``INSERT``s, ``COMMIT``), each a wait on the database thread that every chat's first
-message shares: at 50 simultaneous first messages they were the largest part of that
-thread's work before the first tokens (``benchmarks/README.md``, "SSE against the floor
-view"). PostgreSQL does it in one: a data-modifying ``WITH`` inserts the first row, and
-the second row's foreign key is the id it returns. One statement is atomic by itself.
+(``store.first_messages``), and with runs as tasks the run's order too. As a transaction
+that is four or five round trips (``BEGIN``, the ``INSERT``s, ``COMMIT``), each a wait
+on the database thread that every chat's first message shares: at 50 simultaneous first
+messages they were the largest part of that thread's work before the first tokens
+(``benchmarks/README.md``, "SSE against the floor view"). PostgreSQL does it in one: a
+data-modifying ``WITH`` inserts the first row, and the next row's foreign key is the id
+it returns. One statement is atomic by itself.
 
-Both ``INSERT``s are Django's own (``SQLInsertCompiler``), with every field's
+The ``INSERT``s are Django's own (``SQLInsertCompiler``), with every field's
 ``pre_save`` and default, so the rows are exactly what ``objects.create()`` writes;
 only the ``WITH`` around them is written here. Like ``QuerySet.update()``, this sends
 no ``pre_save``/``post_save`` signal.
@@ -23,7 +24,7 @@ from django.db.models import Field, Model
 from django.db.models.expressions import RawSQL
 from django.db.models.sql import InsertQuery
 
-_FIRST = "first_row"  # the WITH query's name; no table of the app has it
+_ROW = "chained_row"  # the WITH queries' names start so; no table of the app does
 
 
 def supported(using: str) -> bool:
@@ -37,25 +38,51 @@ def insert_pair(first: Model, second: Model, link: str, using: str) -> tuple[Any
 
     Raises ``IntegrityError`` (with nothing written) when either row breaks a constraint.
     """
-    connection = connections[using]
-    first_pk = first._meta.pk
-    assert first_pk is not None
-    assert second._meta.pk is not None
-    first_sql, first_params = _insert(first, connection, [first_pk])
-    # The foreign key's value is the first row's id, read from the WITH query.
-    id_of_first = f"(SELECT {connection.ops.quote_name(first_pk.column)} FROM {_FIRST})"
-    link_column = _attname(second, link)
-    setattr(second, link_column, RawSQL(id_of_first, ()))
-    second_sql, second_params = _insert(second, connection, [second._meta.pk])
-    sql = f"WITH {_FIRST} AS ({first_sql}) {second_sql}, {id_of_first}"
-    with connection.cursor() as cursor:
-        cursor.execute(sql, (*first_params, *second_params))
-        second_id, first_id = cursor.fetchone()
-    first.pk, second.pk = first_id, second_id
-    setattr(second, link_column, first_id)
-    first._state.adding = second._state.adding = False
-    first._state.db = second._state.db = using
+    first_id, second_id = insert_chain([first, second], [link], using)
     return first_id, second_id
+
+
+def insert_chain(rows: list[Model], links: list[str], using: str) -> list[Any]:
+    """Insert ``rows`` in order, each after the first with its foreign key ``links[n - 1]``
+    set to the new id of the row before it, in one statement; the new primary keys in
+    the order of ``rows``, also set on the objects (a run's order, whose key is its run,
+    is a third row after its conversation and its run).
+
+    Raises ``IntegrityError`` (with nothing written) when any row breaks a constraint.
+    """
+    assert len(rows) >= 2
+    assert len(links) == len(rows) - 1
+    connection = connections[using]
+    queries: list[str] = []
+    params: list[Any] = []
+    id_of_previous = ""
+    for number, (row, link) in enumerate(zip(rows, [None, *links], strict=True)):
+        pk = row._meta.pk
+        assert pk is not None
+        if link is not None:
+            setattr(row, _attname(row, link), RawSQL(id_of_previous, ()))
+        sql, row_params = _insert(row, connection, [pk])
+        queries.append(sql)
+        params.extend(row_params)
+        id_of_previous = f"(SELECT {connection.ops.quote_name(pk.column)} FROM {_ROW}_{number})"
+    # The last INSERT returns its own key, then each earlier row's, read from its query.
+    earlier = ", ".join(
+        f"(SELECT {connection.ops.quote_name(row._meta.pk.column)} FROM {_ROW}_{number})"  # type: ignore[union-attr]
+        for number, row in enumerate(rows[:-1])
+    )
+    named = ", ".join(f"{_ROW}_{number} AS ({sql})" for number, sql in enumerate(queries[:-1]))
+    sql = f"WITH {named} {queries[-1]}" + (f", {earlier}" if earlier else "")
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        last_id, *earlier_ids = cursor.fetchone()
+    ids = [*earlier_ids, last_id]
+    for number, (row, link) in enumerate(zip(rows, [None, *links], strict=True)):
+        if link is not None:
+            setattr(row, _attname(row, link), ids[number - 1])
+        row.pk = ids[number]
+        row._state.adding = False
+        row._state.db = using
+    return ids
 
 
 def _attname(obj: Model, name: str) -> str:

@@ -75,12 +75,14 @@ def _create_both(
     nothing written if the id is taken.
 
     One statement on PostgreSQL outside a transaction (``store.chained_insert``: one
-    round trip instead of four); else a transaction (a savepoint inside the caller's).
+    round trip instead of four, or five with the order); else a transaction (a
+    savepoint inside the caller's).
     """
     connection = transaction.get_connection(using)
-    if chained_insert.supported(using) and not connection.in_atomic_block and order is None:
-        conversation_pk, _run_pk = chained_insert.insert_pair(conversation, run, "session", using)
-        return conversation_pk, run
+    if chained_insert.supported(using) and not connection.in_atomic_block:
+        rows = [conversation, run] if order is None else [conversation, run, order.row()]
+        chained_insert.insert_chain(rows, ["session", "run"][: len(rows) - 1], using)
+        return conversation.pk, run
     with transaction.atomic(using=using):
         conversation.save(using=using, force_insert=True)
         run.session_id = conversation.pk

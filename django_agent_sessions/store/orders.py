@@ -18,7 +18,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from django_agent_sessions.models import AgentRun, RunOrder
-from django_agent_sessions.store import approvals, runs
+from django_agent_sessions.store import approvals, claim_statement, runs
 from django_agent_sessions.store.hops import hop
 
 # Where a run was asked for (``RunOrder.Origin``).
@@ -38,8 +38,12 @@ class Order:
     claimed: int = 0  # 1: executed where it was asked for (not by a task)
 
     def write(self, run_pk: int, using: str) -> None:
-        RunOrder.objects.using(using).create(
-            run_id=run_pk,
+        self.row(run_pk).save(using=using, force_insert=True)
+
+    def row(self, run_pk: int | None = None) -> RunOrder:
+        """The order's row for run ``run_pk`` (None: set by ``store.chained_insert``),
+        not saved."""
+        row = RunOrder(
             origin=self.origin,
             input=self.input,
             agent=self.agent,
@@ -47,6 +51,9 @@ class Order:
             detached=self.detached,
             claimed=self.claimed,
         )
+        if run_pk is not None:
+            row.run_id = run_pk
+        return row
 
 
 @dataclass(frozen=True)
@@ -68,14 +75,23 @@ class Claimed:
 @hop(write=True)
 def claim(run_id: str, execution: int, *, worker: str, lease_seconds: float) -> Claimed | None:
     """Claim execution ``execution`` of run ``run_id`` for ``worker`` (see the module);
-    None if it is taken, not ordered, or the run has ended (nothing is run then)."""
+    None if it is taken, not ordered, or the run has ended (nothing is run then).
+
+    A start on PostgreSQL is claimed in one statement (``store.claim_statement``);
+    anything else takes the same steps in one transaction."""
+    now, using = timezone.now(), runs.database()
+    lease_until = now + timedelta(seconds=lease_seconds)
+    if execution == 1 and claim_statement.supported(using):
+        started = claim_statement.claim_start(
+            run_id, worker=worker[:255], now=now, lease_until=lease_until, using=using
+        )
+        return _claimed_start(started) if started is not None else None
     found = (
         RunOrder.objects.filter(run__run_id=run_id).values_list("run_id", "run__session_id").first()
     )
     if found is None:  # deleted with its conversation, or never placed
         return None
     run_pk, session_pk = found
-    now, using = timezone.now(), runs.database()
     with transaction.atomic(using=using):
         runs.lock_conversation(session_pk, using)
         orders = RunOrder.objects.filter(run_id=run_pk, claimed=execution - 1)
@@ -84,7 +100,7 @@ def claim(run_id: str, execution: int, *, worker: str, lease_seconds: float) -> 
         ):
             return None
         live = AgentRun.objects.filter(pk=run_pk).running()
-        if not live.update(lease_expires_at=now + timedelta(seconds=lease_seconds)):
+        if not live.update(lease_expires_at=lease_until):
             return None  # ended while queued (a Stop, the sweep): the claim is spent
         # One read: the order, its run and the conversation with its owner.
         order = RunOrder.objects.select_related("run__session__owner").get(run_id=run_pk)
@@ -111,6 +127,21 @@ def _claimed(
         seq=run.event_seq,
         order=Order(order.origin, order.input, order.agent, order.context, order.detached),
         resume=resume,
+    )
+
+
+def _claimed_start(started: claim_statement.ClaimedStart) -> Claimed:
+    return Claimed(
+        execution=1,
+        run_pk=started.run_pk,
+        run_id=started.run_id,
+        session_pk=started.session_pk,
+        session_id=started.session_id,
+        owner=started.owner,
+        history_item_id=started.history_item_id,
+        seq=started.seq,
+        order=Order(*started.order),
+        resume=None,
     )
 
 

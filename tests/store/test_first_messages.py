@@ -7,8 +7,8 @@ from django.db import connection
 from pytest_django import DjangoAssertNumQueries
 
 from django_agent_sessions.exceptions import SessionOwnershipError
-from django_agent_sessions.models import AgentRun, AgentSession
-from django_agent_sessions.store import first_messages, runs
+from django_agent_sessions.models import AgentRun, AgentSession, RunOrder
+from django_agent_sessions.store import first_messages, orders, runs
 from tests.conftest import user_message
 from tests.store.helpers import item_ids, user, write
 
@@ -112,3 +112,28 @@ def test_outside_a_transaction_a_taken_id_gets_the_usual_start(session_id: str) 
     assert (opened.pk, opened.created) == (conversation.pk, False)
     assert AgentRun.objects.count() == runs_before + 1
     assert AgentRun.objects.get(pk=started.pk).session_id == conversation.pk
+
+
+@pytest.mark.django_db(transaction=True)
+def test_with_an_order_it_is_one_statement_on_postgresql(
+    session_id: str,
+    django_assert_num_queries: DjangoAssertNumQueries,
+    django_assert_max_num_queries: DjangoAssertNumQueries,
+) -> None:
+    """A run for a task: the conversation, the run and its order in one round trip on
+    PostgreSQL (a transaction of three INSERTs elsewhere); the order as placed."""
+    order = orders.Order(orders.TAB, {"text": "Hi"}, agent="a.b", context={"n": 1}, detached=True)
+    if connection.vendor == "postgresql":
+        counted = django_assert_num_queries(1)
+    else:
+        counted = django_assert_max_num_queries(5)
+    with counted:
+        _opened, started = open_and_start(
+            session_id, owner_id=None, agent_name="A", lease_seconds=60, order=order
+        )
+    assert started is not None
+    stored = RunOrder.objects.get(run_id=started.pk)
+    assert stored.run.session.session_id == session_id
+    placed = (stored.origin, stored.input, stored.agent, stored.context, stored.detached)
+    assert placed == ("tab", {"text": "Hi"}, "a.b", {"n": 1}, True)
+    assert (stored.ordered, stored.claimed, stored.ordered_at is not None) == (1, 0, True)

@@ -12,7 +12,6 @@ from datetime import timedelta
 
 import pytest
 from django import db
-from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from django_agent_sessions.models import AgentRun, AgentSession, RunOrder
@@ -280,21 +279,3 @@ def test_a_stop_before_a_handed_off_resumption_is_claimed_spends_it(session_id: 
     order = order_of(run.pk)
     assert (order.ordered, order.claimed, order.claimed_by) == (2, 2, "stop")
     assert claim(str(run.run_id), 2) is None
-
-
-def test_a_claim_is_one_transaction(session_id: str) -> None:
-    started = placed(session_id)
-
-    def statements() -> list[str]:
-        with CaptureQueriesContext(db.connection) as captured:
-            claim(started.run_id, 1)
-        return [query["sql"].split()[0].upper() for query in captured.captured_queries]
-
-    # The order's lookup, then one transaction (a savepoint inside the test's): the
-    # conversation's lock, the conditional claim, the lease, then the order with its run
-    # and conversation in one read.
-    assert statements() == [
-        "SELECT", "SAVEPOINT", "UPDATE", "UPDATE", "UPDATE", "SELECT", "RELEASE"
-    ]  # fmt: skip
-    # A delivery that finds the execution taken stops at its conditional UPDATE.
-    assert statements() == ["SELECT", "SAVEPOINT", "UPDATE", "UPDATE", "RELEASE"]
