@@ -24,6 +24,7 @@ socket of this process receives everything this process sends it in the order it
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 import threading
@@ -156,8 +157,9 @@ async def broadcast(
         # A span per message through the layer (the run's start, end and requests; every
         # event while another worker follows it); none for this process's own sockets.
         with telemetry.span(telemetry.PUBLISH, {"agent_sessions.event.type": event["type"]}):
-            for _copy in range(copies):
-                await layer.publish(channel_layer, group, event, **fields)
+            # The copies at once: each is several round trips to Redis.
+            sends = [layer.publish(channel_layer, group, event, **fields) for _ in range(copies)]
+            await asyncio.gather(*sends)
     except Exception:
         # The layer is down (a Redis restart): nothing stops for it. This process's
         # sockets have the event; other workers' recover what they missed (``watch``).

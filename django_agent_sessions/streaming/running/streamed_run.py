@@ -19,17 +19,17 @@ import logging
 from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Any
 
-from agents import Agent, RunConfig, Runner
+from agents import Agent, RunConfig
 from agents.items import ToolCallOutputItem
 from agents.memory import Session
 from agents.stream_events import RawResponsesStreamEvent, RunItemStreamEvent, StreamEvent
 
-from django_agent_sessions.conf import app_settings
 from django_agent_sessions.streaming.running.message import UserInput
 from django_agent_sessions.streaming.running.outcomes import WAITING, Outcome, settle, terminal
 from django_agent_sessions.streaming.running.queued import End as _End
 from django_agent_sessions.streaming.running.queued import FlushDue as _FlushDue
 from django_agent_sessions.streaming.running.queued import Shown as _Shown
+from django_agent_sessions.streaming.running.sdk_run import SdkRun
 from django_agent_sessions.streaming.running.spending import Spending
 from django_agent_sessions.streaming.wire.encoding import display_run_item, frame_size
 
@@ -96,13 +96,12 @@ class StreamedRun:
         self._batch = 0  # pending texts so far: a flush marker names its own
         self._queue: asyncio.Queue[StreamEvent | _End | _FlushDue | _Shown] = asyncio.Queue()
         self._cancel_requested = False
-        self._result: Any = None
+        self._sdk = SdkRun(self._queue)
 
     def cancel(self) -> None:
         """Stop the run. The turn in progress is dropped; completed turns stay saved."""
         self._cancel_requested = True
-        if self._result is not None and not self._result.is_complete:
-            self._result.cancel(mode="immediate")
+        self._sdk.cancel()
 
     def show(self, item: dict[str, Any]) -> None:
         """Send ``item`` as an ``item.completed``, after the events queued so far."""
@@ -128,49 +127,32 @@ class StreamedRun:
     async def events(self) -> AsyncGenerator[dict[str, Any], None]:
         resumed = self.state is not None
         started = {"resumed": True} if resumed else {}
-        yield self._event("run.started", agent=self.agent.name, **started)
-        if not resumed:
-            yield self._item_event(self.message.shown(self.client_id))
-        self._result = Runner.run_streamed(
+        # The SDK's run begins before the run's first events go out: its history read,
+        # the person's message saved and the model's call overlap their trip through the
+        # channel layer (round trips to Redis for a run in a task worker). Its events
+        # wait in the queue, so the wire's order is the same.
+        not_begun = self._sdk.begin(
             self.agent,
             self.state if resumed else self.message.model_input(),
+            cancelled=self._cancel_requested,
             session=self.session,
             context=None if resumed else self.context,  # a resumed one's is in its state
             run_config=self.run_config,
             hooks=self.spending,
         )
-        if self._cancel_requested:
-            self._result.cancel(mode="immediate")
-        pump = asyncio.create_task(self._pump())
         try:
+            yield self._event("run.started", agent=self.agent.name, **started)
+            if not resumed:
+                yield self._item_event(self.message.shown(self.client_id))
+            if not_begun is not None:
+                raise not_begun
             async for event in self._translated():
                 yield event
         finally:
-            await self._stop_pump(pump)
-        final = self._finish(pump.result() if not pump.cancelled() else _End())
+            await self._sdk.stop()
+        final = self._finish(self._sdk.end())
         if final is not None:
             yield final
-
-    async def _stop_pump(self, pump: asyncio.Task[_End]) -> None:
-        """Cancel the SDK run if it is still going, and let it settle its saves."""
-        if pump.done():
-            return
-        self.cancel()
-        await asyncio.wait({pump}, timeout=float(app_settings.SETTLE_SECONDS))
-        if not pump.done():
-            pump.cancel()
-            await asyncio.gather(pump, return_exceptions=True)
-
-    async def _pump(self) -> _End:
-        try:
-            async for event in self._result.stream_events():
-                self._queue.put_nowait(event)
-        except Exception as error:
-            end = _End(error)
-        else:
-            end = _End()
-        self._queue.put_nowait(end)
-        return end
 
     async def _translated(self) -> AsyncIterator[dict[str, Any]]:
         while True:
@@ -262,7 +244,7 @@ class StreamedRun:
     def _finish(self, end: _End) -> dict[str, Any] | None:
         settle(
             self.outcome,
-            self._result,
+            self._sdk.result,
             end.error,
             cancelled=self._cancel_requested,
             max_bytes=self.max_bytes,
