@@ -105,6 +105,12 @@ def main(argv: list[str] | None = None) -> int:
         default=DB_WORKER_INTERVAL,
         help="db_worker's --interval: seconds between polls of an empty queue",
     )
+    parser.add_argument(
+        "--scenario",
+        action="append",
+        choices=[s[0] for s in FULL + SMOKE],
+        help="only this scenario (repeatable); default every scenario of the run",
+    )
     args = parser.parse_args(argv)
     # Terminated, it still stops the servers it started (run_all's finally).
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
@@ -113,6 +119,8 @@ def main(argv: list[str] | None = None) -> int:
     if not os.environ.get("REDIS_URL"):
         parser.error("REDIS_URL is not set: the channel layer and Celery's broker need Redis")
     scenarios = SMOKE if args.smoke else FULL
+    if args.scenario:
+        scenarios = [s for s in FULL + SMOKE if s[0] in args.scenario]
     rounds = args.rounds or (1 if args.smoke else ROUNDS)
     started = time.perf_counter()
     results = run_all(args.db, scenarios, rounds, args.interval)
