@@ -63,7 +63,7 @@ def log_in(page: Any, server_url: str, user: tuple[str, str]) -> None:
     page.goto(server_url + "/accounts/login/")
     page.get_by_label("Username").fill(user[0])
     page.get_by_label("Password").fill(user[1])
-    page.get_by_role("button", name="Log in").click()
+    page.get_by_role("button", name="Log in", exact=True).click()
     page.wait_for_url(re.compile(r".*/c/[0-9a-f]{32}/$"))
     wait_connected(page)
 

@@ -79,7 +79,7 @@ def test_files_are_attached_sent_described_and_shown_after_a_reload(
     log_in(page, chat_server.url, chat_user)
     image = png(40, 20)
     with page.expect_file_chooser() as chooser:
-        page.get_by_role("button", name="Attach files").click()
+        page.get_by_role("button", name="Attach files", exact=True).click()
     chooser.value.set_files({"name": "dots.png", "mimeType": "image/png", "buffer": image})
     give(page, "drop", "report.pdf", "application/pdf", PDF)
     give(page, "paste", "notes.txt", "text/plain", b"milk, eggs\n")

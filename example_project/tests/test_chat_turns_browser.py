@@ -70,7 +70,7 @@ def watch_title(page: Any) -> None:
 def stop_a_long_story(page: Any, text: str) -> None:
     send(page, text)
     page.wait_for_selector(f"{REPLY}.is-streaming")
-    page.get_by_role("button", name="Stop").click()
+    page.get_by_role("button", name="Stop", exact=True).click()
     wait_idle(page)
     page.wait_for_selector(f'{REPLY}[data-status="cancelled"]')
 
@@ -96,7 +96,7 @@ def test_a_stopped_reply_goes_with_its_turn(chat_server, chat_user, new_page, re
     else:
         page.locator(REPLY).last.get_by_role("button", name="Regenerate").click()
         page.wait_for_selector(f"{REPLY}.is-streaming")
-        page.get_by_role("button", name="Stop").click()
+        page.get_by_role("button", name="Stop", exact=True).click()
         wait_idle(page)
 
     page.reload()

@@ -188,7 +188,7 @@ def test_rename_delete_and_someone_elses_conversation(chat_server, chat_user, ne
     assert page.locator("#rename-button").is_hidden(), "nothing to rename before a message"
     send(page, "a conversation to rename")
     wait_idle(page)
-    page.get_by_role("button", name="Rename").click()
+    page.get_by_role("button", name="Rename", exact=True).click()
     title = page.get_by_label("Conversation title")
     title.fill("Renamed in the browser")
     title.press("Enter")
@@ -202,7 +202,7 @@ def test_rename_delete_and_someone_elses_conversation(chat_server, chat_user, ne
     assert response is not None
     assert response.status == 404
 
-    page.get_by_role("button", name="Delete").click()  # the confirm() is accepted
+    page.get_by_role("button", name="Delete", exact=True).click()  # the confirm() is accepted
     page.wait_for_url(lambda url: url != mine)
     assert re.fullmatch(r".*/c/[0-9a-f]{32}/", page.url)
     assert conversation_ids(page) == []
@@ -228,7 +228,7 @@ def test_keyboard_escape_stops_and_focus_stays(chat_server, chat_user, new_page)
 
     send(page, "Another long story")
     page.wait_for_selector(f"{REPLY}.is-streaming")
-    page.get_by_role("button", name="Stop").click()
+    page.get_by_role("button", name="Stop", exact=True).click()
     wait_idle(page)
     assert page.evaluate("document.activeElement.id") == "message", "not <body> after Stop"
 

@@ -137,7 +137,7 @@ def test_model_output_is_shown_as_text_never_as_html(chat_server, chat_user, pag
 def test_stop_ends_a_long_reply(chat_server, chat_user, page):
     log_in(page, chat_server.url, chat_user)
     send(page, "Tell me a long story")
-    stop = page.get_by_role("button", name="Stop")
+    stop = page.get_by_role("button", name="Stop", exact=True)
     stop.wait_for()
     wait_for_reply_length(page, 100)
     stop.click()
@@ -160,14 +160,14 @@ def test_a_reload_mid_run_picks_the_run_up_again(chat_server, chat_user, page):
     page.reload()
     wait_connected(page)
     # The run is still going: Stop is offered and the reply keeps growing.
-    page.get_by_role("button", name="Stop").wait_for()
+    page.get_by_role("button", name="Stop", exact=True).wait_for()
     assert page.locator(".message-user .text").first.text_content() == (
         "Tell me a long story please"
     )
     page.wait_for_selector(STREAMING)
     before = len(last_assistant_text(page))
     wait_for_reply_length(page, before + 100)
-    page.get_by_role("button", name="Stop").click()
+    page.get_by_role("button", name="Stop", exact=True).click()
     wait_idle(page)
 
 
@@ -255,7 +255,7 @@ def test_phone_sized_screen(browser, chat_server, chat_user):
     try:
         log_in(page, chat_server.url, chat_user)
         sidebar = page.locator("#sidebar")
-        toggle = page.get_by_role("button", name="Conversations")
+        toggle = page.get_by_role("button", name="Conversations", exact=True)
         assert sidebar.is_hidden()
         toggle.click()
         assert toggle.get_attribute("aria-expanded") == "true"

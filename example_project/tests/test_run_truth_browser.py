@@ -22,7 +22,7 @@ def test_a_stopped_reply_is_shown_with_its_status_after_a_reload(browser, chat_s
         page.keyboard.press("Enter")
         page.wait_for_selector(".message-assistant.is-streaming")
         wait_for_reply_length(page, 40)
-        page.get_by_role("button", name="Stop").click()
+        page.get_by_role("button", name="Stop", exact=True).click()
         page.wait_for_selector(".message-assistant .note:text('Stopped.')")
         streamed = page.locator(REPLY).last.text_content()
         assert streamed

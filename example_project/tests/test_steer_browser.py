@@ -74,7 +74,7 @@ def test_a_message_during_a_tool_call_joins_the_reply(
     log_in(page, steering_server.url, create_user(steering_server.env))
     send(page, "Research penguins")
     page.locator(".tool-call").wait_for()  # the research takes seconds: the reply goes on
-    assert page.get_by_role("button", name="Send").is_enabled()
+    assert page.get_by_role("button", name="Send", exact=True).is_enabled()
     send(page, ADDED)  # returns once it entered the run (confirmed by its item.completed)
     page.locator(ASSISTANT, has_text=REPLY).wait_for()
     wait_idle(page)

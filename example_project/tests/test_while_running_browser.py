@@ -55,8 +55,8 @@ def test_a_message_during_a_reply_stops_it_and_is_answered(
     send(page, "Tell me a long story")
     page.wait_for_selector(STREAMING)
     # Both offered while the reply is written: Stop, and Send (which stops it too).
-    assert page.get_by_role("button", name="Stop").is_visible()
-    assert page.get_by_role("button", name="Send").is_enabled()
+    assert page.get_by_role("button", name="Stop", exact=True).is_visible()
+    assert page.get_by_role("button", name="Send", exact=True).is_enabled()
     send(page, "What is 6 * 7?")
     page.wait_for_selector(f'{ASSISTANT}[data-status="cancelled"]')
     wait_idle(page)
@@ -128,7 +128,7 @@ def test_messages_during_a_reply_are_queued_edited_kept_and_sent(
     page.wait_for_selector(STREAMING)
     assert page.locator("#queued-messages li").count() == 1
     # The reply ends (stopped here): the queued message is sent and answered.
-    page.get_by_role("button", name="Stop").click()
+    page.get_by_role("button", name="Stop", exact=True).click()
     page.wait_for_selector(f'{ASSISTANT}[data-status="cancelled"]')
     page.locator(CONFIRMED, has_text="What is 6 * 7?").wait_for()
     page.wait_for_selector("#queued-messages", state="hidden")
