@@ -23,6 +23,7 @@ from django_agent_sessions.store import approvals as store_approvals
 from django_agent_sessions.store import open_calls
 from django_agent_sessions.store import orders as store_orders
 from django_agent_sessions.store import runs as store_runs
+from django_agent_sessions.store.hops import hop
 from django_agent_sessions.streaming.running import lifecycle
 from django_agent_sessions.streaming.running.outcomes import CANCELLED, FAILED
 
@@ -82,8 +83,7 @@ async def enqueue(
     """Enqueue execution ``execution`` of a recorded run; False if the backend refused
     it (its broker is down, ...): the run is ended failed then, and its tabs told."""
     try:
-        task = import_string(RUN_TASK).using(backend=app_settings.RUNS_BACKEND)
-        await task.aenqueue(run_id, execution)
+        await _enqueue(run_id, execution)
     except Exception:
         logger.exception("Could not enqueue run %s on the task backend.", run_id)
         unclaimed = await store_orders.stop(session_pk, run_id)
@@ -91,6 +91,18 @@ async def enqueue(
             await end_unclaimed(channel_layer, session_pk, unclaimed, user, failed=True)
         return False
     return True
+
+
+@hop
+def _enqueue(run_id: str, execution: int) -> None:
+    """The task of execution ``execution``, enqueued in one hop to the database's thread.
+
+    The framework's ``aenqueue`` on django-tasks-db makes two: its row through the async
+    ORM, then ``task_enqueued.asend``, whose receivers are sync (the framework's own
+    logging one). That thread is shared by every tab's database work, and a burst of
+    first messages waits for it (``benchmarks/README.md``, "Runs as tasks benchmark")."""
+    task = import_string(RUN_TASK).using(backend=app_settings.RUNS_BACKEND)
+    task.enqueue(run_id, execution)
 
 
 async def enqueue_resumption(

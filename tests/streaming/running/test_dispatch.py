@@ -213,3 +213,38 @@ async def test_a_resumption_the_backend_refuses_ends_with_an_output_for_every_ca
     assert (order.ordered, order.claimed, order.claimed_by) == (2, 2, "stop")
     assert await execution.execute(run_id, 2, worker="late") == execution.TAKEN
     assert enqueued == []
+
+
+async def test_an_execution_is_enqueued_in_one_hop_to_the_database_thread(
+    monkeypatch: pytest.MonkeyPatch, session_id: str
+) -> None:
+    """On django-tasks-db: its row and its ``task_enqueued`` signal in one hop (the
+    framework's ``aenqueue`` makes two, a burst of first messages waits for each)."""
+    from asgiref.sync import SyncToAsync
+
+    conversation = await sync_to_async(write)(session_id, user_message("Hi"))
+    order = orders.Order(orders.TAB, {"text": "Hi", "parts": [], "files": []})
+    started = await runs.start(conversation.pk, agent_name="A", lease_seconds=60, order=order)
+    assert started is not None
+    # Every hop, through the store's bridge or asgiref, is a job for this executor.
+    executor = SyncToAsync.single_thread_executor
+    hops = 0
+    submitting = executor.submit
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        nonlocal hops
+        hops += 1
+        return submitting(*args, **kwargs)
+
+    monkeypatch.setattr(executor, "submit", counted)
+    with override_settings(AGENT_SESSIONS=tasks_on("database")):
+        sent = await dispatch.enqueue(
+            started.run_id, 1, session_pk=conversation.pk, seq=0, channel_layer=None, user=None
+        )
+    monkeypatch.undo()
+    assert sent
+    assert hops == 1
+    from django_tasks_db.models import DBTaskResult
+
+    task = await DBTaskResult.objects.aget(args_kwargs__args=[started.run_id, 1])
+    assert task.task_path == dispatch.RUN_TASK
