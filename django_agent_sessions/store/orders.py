@@ -131,18 +131,9 @@ def _claimed(
 
 
 def _claimed_start(started: claim_statement.ClaimedStart) -> Claimed:
-    return Claimed(
-        execution=1,
-        run_pk=started.run_pk,
-        run_id=started.run_id,
-        session_pk=started.session_pk,
-        session_id=started.session_id,
-        owner=started.owner,
-        history_item_id=started.history_item_id,
-        seq=started.seq,
-        order=Order(*started.order),
-        resume=None,
-    )
+    """A start claimed in one statement, as ``claim`` returns it (same field names)."""
+    fields = {**started._asdict(), "order": Order(*started.order)}
+    return Claimed(execution=1, resume=None, **fields)
 
 
 @dataclass(frozen=True)
