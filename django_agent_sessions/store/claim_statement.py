@@ -26,7 +26,7 @@ from django.db import connections
 from django.db.models import JSONField
 
 from django_agent_sessions.models import AgentRun, RunOrder
-from django_agent_sessions.store import statements
+from django_agent_sessions.store import chained_insert, statements
 
 
 class ClaimedStart(NamedTuple):
@@ -42,9 +42,8 @@ class ClaimedStart(NamedTuple):
     owner: Any  # a user, or None
 
 
-def supported(using: str) -> bool:
-    """Whether ``claim_start`` works on ``using`` (PostgreSQL's data-modifying WITH)."""
-    return connections[using].vendor == "postgresql"
+# ``claim_start`` works where ``chained_insert`` does: PostgreSQL's data-modifying WITH.
+supported = chained_insert.supported
 
 
 def claim_start(

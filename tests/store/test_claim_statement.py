@@ -28,6 +28,7 @@ def claim(run_id: str) -> claim_statement.ClaimedStart | None:
 
 
 def test_it_is_offered_on_postgresql_only() -> None:
+    """Where ``chained_insert`` is: the same data-modifying WITH."""
     assert claim_statement.supported("default") is POSTGRESQL
 
 

@@ -159,7 +159,9 @@ async def broadcast(
         with telemetry.span(telemetry.PUBLISH, {"agent_sessions.event.type": event["type"]}):
             # The copies at once: each is several round trips to Redis.
             sends = [layer.publish(channel_layer, group, event, **fields) for _ in range(copies)]
-            await asyncio.gather(*sends)
+            failed = [e for e in await asyncio.gather(*sends, return_exceptions=True) if e]
+            if failed:
+                raise failed[0]
     except Exception:
         # The layer is down (a Redis restart): nothing stops for it. This process's
         # sockets have the event; other workers' recover what they missed (``watch``).

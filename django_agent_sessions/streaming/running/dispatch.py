@@ -93,7 +93,7 @@ async def enqueue(
     return True
 
 
-@hop
+@hop(write=True)  # a write: enqueued or not, the caller learns which, even if cancelled
 def _enqueue(run_id: str, execution: int) -> None:
     """The task of execution ``execution``, enqueued in one hop to the database's thread.
 

@@ -139,3 +139,27 @@ async def test_a_lost_run_is_announced_before_the_next_run_starts(
     frames = await socket.until("run.completed")
     kinds = [(frame["type"], frame.get("run_id") == str(lost.run_id)) for frame in frames]
     assert kinds[:2] == [("run.failed", True), ("run.started", False)]
+
+
+class _RefusingLayer:
+    """A channel layer whose Redis is down: every ``group_send`` raises."""
+
+    def __init__(self) -> None:
+        self.sends = 0
+
+    async def group_send(self, group: str, message: dict[str, Any]) -> None:
+        self.sends += 1
+        raise ConnectionError("Connection closed by server")
+
+
+async def test_a_layer_that_refuses_every_copy_is_logged_and_stops_nothing(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Both copies of a run's start are tried (each once more, ``layer.retrying``), at
+    once; their failures are logged as one warning, and the caller goes on."""
+    layer = _RefusingLayer()
+    event = {"type": "run.started", "run_id": "r", "seq": 1}
+    await fanout.broadcast(layer, "group", 1, event, copies=2)
+    assert layer.sends == 4
+    published = [r for r in caplog.records if "Could not publish run.started" in r.message]
+    assert len(published) == 1

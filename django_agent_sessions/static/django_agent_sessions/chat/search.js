@@ -100,14 +100,13 @@ export function withTitlesMerged(results) {
   for (const hit of results) {
     if (hit.item_id !== null && !firstMessage.has(hit.session_id)) firstMessage.set(hit.session_id, hit);
   }
-  const taken = new Set();
-  const merged = results.map((hit) => {
-    const message = hit.item_id === null ? firstMessage.get(hit.session_id) : null;
-    if (!message) return hit;
-    taken.add(message);
-    return message;
+  const merged = new Set(); // message hits shown in their title's place
+  return results.flatMap((hit) => {
+    if (hit.item_id !== null) return merged.has(hit) ? [] : [hit];
+    const message = firstMessage.get(hit.session_id);
+    if (message) merged.add(message);
+    return [message || hit];
   });
-  return merged.filter((hit, at) => !taken.has(hit) || merged.indexOf(hit) === at);
 }
 
 /* The message of #item-<id>, once the page shows it: older pages asked for as needed. */
