@@ -139,6 +139,9 @@ DEFAULTS: dict[str, Any] = {
     # or {"FUNCTION": dotted path}. In the background, after the reply; a rename wins.
     "SCHEDULE_GRACE": "5min",
     "TITLES": None,
+    # How long a title waits, at most, for a moment when no message of its worker waits
+    # for its reply's first token (streaming/running/arrivals.py); then it is written.
+    "TITLE_WAIT_SECONDS": 30.0,
     # Temporary chats (temporary/settings.py): removed with all they wrote this long
     # after their last activity, or TEMPORARY_GRACE_SECONDS after their last page
     # closed, whichever comes first. FORCE_TEMPORARY: True, or a callable (or its

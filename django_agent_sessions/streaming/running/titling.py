@@ -8,10 +8,11 @@ reply's tokens, its end and the next message never wait for it. The task
    (``store.titles.with_title_wish``: the title is still the first message's, and this
    was its first completed run), no query of its own;
 2. has the title written (``titles.writing``: a model, or the project's function);
-3. waits until every message that reached this process before the title was ready has
-   its reply's first token (or was refused, or its run left: ``arrivals``): people who
-   answer at once would otherwise wait for the titles' writes and broadcasts before
-   their replies' first tokens (measured: the titles benchmark, ``benchmarks/README.md``);
+3. waits for a quiet turn (``arrivals``): until no message that reached this process
+   waits for its reply's first token, one title at a time, at most
+   ``AGENT_SESSIONS["TITLE_WAIT_SECONDS"]``: people who answer at once would otherwise
+   wait for the titles' writes and broadcasts before their replies' first tokens
+   (measured: the titles benchmark, ``benchmarks/README.md``);
 4. writes it with compare-and-set: only while the title is still the first message's,
    so a rename by the person, before or while the title was written, always wins;
 5. tells every tab of the conversation: ``{"type": "conversation.title", "title"}``.
@@ -23,7 +24,6 @@ was: a title is a nicety, never a reason for an error the person sees.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import contextvars
 import json
 import logging
@@ -31,6 +31,7 @@ from typing import Any
 
 from agents import Agent
 
+from django_agent_sessions.conf import app_settings
 from django_agent_sessions.models import AgentRun
 from django_agent_sessions.store import titles as stored_titles
 from django_agent_sessions.streaming.delivery import fanout
@@ -41,8 +42,6 @@ from django_agent_sessions.titles.writing import write_title
 
 logger = logging.getLogger(__name__)
 
-#: How long a title waits for a next run's first token at most (then it is written).
-WAIT_AT_MOST_SECONDS = 60.0
 #: The title tasks in progress (kept so that none is garbage-collected mid-way).
 writing: set[asyncio.Task[None]] = set()
 
@@ -82,18 +81,13 @@ async def _title(
 ) -> None:
     try:
         title = await write_title(titles, agent, text, reply)
-        await _after_earlier_first_tokens()
-        if not title or not await stored_titles.write(conversation_pk, title):
-            return  # nothing written, or the person renamed it meanwhile: theirs stays
-        event = {"type": "conversation.title", "title": title}
-        await fanout.broadcast(channel_layer, group_name(conversation_pk), conversation_pk, event)
+        if not title:
+            return
+        async with arrivals.quiet_turn(float(app_settings.TITLE_WAIT_SECONDS)):
+            if not await stored_titles.write(conversation_pk, title):
+                return  # the person renamed it meanwhile: theirs stays
+            event = {"type": "conversation.title", "title": title}
+            group = group_name(conversation_pk)
+            await fanout.broadcast(channel_layer, group, conversation_pk, event)
     except Exception:
         logger.exception("Could not write a title for conversation %s.", conversation_pk)
-
-
-async def _after_earlier_first_tokens() -> None:
-    """Until every message that reached this process before the title was ready has its
-    reply's first token, or was refused, or its run left (``arrivals``); bounded, for a
-    run whose end could not be recorded never leaves."""
-    with contextlib.suppress(asyncio.TimeoutError):
-        await asyncio.wait_for(arrivals.earlier_answered(), WAIT_AT_MOST_SECONDS)
