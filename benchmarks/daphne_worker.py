@@ -107,7 +107,7 @@ def open_socket(server: Server, cookie: str, session_id: str, **kwargs: Any) -> 
 
 def when_idle(port: int, route: str) -> None:
     """POST ``route`` to the worker on ``port`` once its runs have ended: a route of
-    ``settling`` or ``tracing_switch``, which answers 409 while runs are running."""
+    ``settling`` or ``setting_switch``, which answers 409 while runs are running."""
     url = f"http://127.0.0.1:{port}{route}"
     deadline = time.monotonic() + IDLE_SECONDS
     while True:

@@ -6,7 +6,8 @@ token by more than 5%) and, on SQLite, checkpoints the write-ahead log (a checkp
 stalls the writes it lands in). It answers 409 while runs of the last round are still
 recording their ends (a run records its end after its tabs learn it) or titles are being
 written; ``daphne_worker.when_idle`` posts until the worker takes it. Only benchmark
-workers on loopback serve it (``floor_view``'s and ``tracing_switch``'s URLconfs).
+workers on loopback serve it (``floor_view``'s URLconf, which the switches'
+(``setting_switch``) include).
 """
 
 from __future__ import annotations

@@ -139,7 +139,7 @@ def build_agent(scope: Any = None) -> Agent[Any]:
 
 
 async def write_title(message: str, reply: str) -> str:
-    """The titles benchmark's title writer (``BENCH_TITLES=1``): waits as long as a small
+    """The titles benchmark's title writer (``benchmarks.titles_switch``): waits as long as a small
     model's answer takes (``BENCH_TITLE_MS``, 400 by default), reads the exchange as a
     model's client would encode it, and answers a title."""
     await asyncio.sleep(int(os.environ.get("BENCH_TITLE_MS", "400")) / 1000)

@@ -1,9 +1,7 @@
 """The example project's settings, pointed at the benchmark's agent and database.
 
 ``BENCH_DB``/``BENCH_DB_NAME`` choose the database as in ``benchmarks.settings``;
-``BENCH_NO_SESSION=1`` (read by ``streaming_asgi``) runs the session-less baseline;
-``BENCH_TITLES=1`` has titles written after each first exchange by the benchmark's title
-function (``streaming_app.write_title``; the titles benchmark), off otherwise. The
+``BENCH_NO_SESSION=1`` (read by ``streaming_asgi``) runs the session-less baseline. The
 URLconf is the example's with the floor view added (``benchmarks.floor_view``).
 
 The database goes in as the example project's ``DATABASE_URL``, so its ``DATABASES`` is
@@ -50,11 +48,7 @@ AGENT_SESSIONS = {
     "AGENT": "benchmarks.streaming_app.build_agent",
     "RATE_LIMIT": None,
     "THREAD_SENSITIVE": os.environ.get("BENCH_THREAD_SENSITIVE", "1") == "1",
-    "TITLES": (
-        {"FUNCTION": "benchmarks.streaming_app.write_title"}
-        if os.environ.get("BENCH_TITLES") == "1"
-        else None
-    ),
+    "TITLES": None,  # the titles benchmark switches it (``benchmarks.titles_switch``)
 }
 
 # One worker, the in-memory layer, even where REDIS_URL is set (bin/services.sh sets it),

@@ -3,23 +3,24 @@
     python -m benchmarks.titles [--db sqlite|postgres] [--smoke] [--rounds N] [--clients N]
                                 [--control]
 
-Two deployments of the streaming benchmark's daphne worker (``benchmarks.streaming_settings``,
-each on a database of its own), identical but for ``AGENT_SESSIONS["TITLES"]``: ``None``
-(off) and the benchmark's title function (on, ``BENCH_TITLES=1``:
-``streaming_app.write_title``, a model-like wait of ``BENCH_TITLE_MS``, 400 ms). In each
+One worker of the streaming benchmark (``benchmarks.titles_settings``), its
+``AGENT_SESSIONS["TITLES"]`` switched between bursts (``benchmarks.titles_switch``):
+``None`` (off) and the benchmark's title function (on: ``streaming_app.write_title``, a
+model-like wait of ``BENCH_TITLE_MS``, 400 ms). One worker, not two deployments: two
+workers of the same code differed by up to 1.2x at 200 chats. In each
 burst (``titles_client``), N chats send their first message at once and, the moment its
 reply completes, their second: a conversation is titled right then, so the second
 message's time to first token is where titling could be in the way. Scenarios: 50 and 200
 chats x 200 tokens @ 20 ms (``--smoke``: 5 x 20 @ 5 ms). ``--rounds`` paired rounds (6 by
-default), the two deployments taking turns to go first, each burst after both workers
-were settled (``benchmarks.settling``: runs ended, titles written, garbage collected).
+default), off and on taking turns to go first, each burst after the worker settled
+(``benchmarks.settling``: runs ended, titles written, garbage collected).
 
 Judged: the median over the rounds of each round's on/off ratio of the second message's
 TTFT p50 and p99, target at most 1.02. A round is valid only if every chat completed both
 messages and every conversation of "on" got the model's title (``title_source`` "model")
 and none of "off" did; invalid rounds are reported and left out of the medians.
-``--clients 50`` runs one scenario; ``--control`` keeps titles off on both workers (an A/A
-run: what two workers of the same code differ by, which the 1.02 is judged against).
+``--clients 50`` runs one scenario; ``--control`` keeps titles off in both modes (an A/A
+run: the harness's own spread, which the 1.02 is judged against).
 """
 
 from __future__ import annotations
@@ -65,8 +66,14 @@ _COUNT = (
 )
 
 
-def _prefix(scenario: int, round_: int) -> str:
-    return f"titles-s{scenario}r{round_}-"
+def _prefix(scenario: int, round_: int, label: str) -> str:
+    return f"titles-s{scenario}r{round_}{label.split()[-1]}-"
+
+
+def switch(server: Server, on: bool) -> None:
+    """The worker's titles on or off (``benchmarks.titles_switch``), once the last
+    round's runs have ended and their titles were written, the worker settled."""
+    when_idle(server.port, f"/_bench/titles/{'on' if on else 'off'}/")
 
 
 def counts(server: Server) -> dict[str, list[int]]:
@@ -82,45 +89,39 @@ def counts(server: Server) -> dict[str, list[int]]:
 async def run_rounds(
     db: str, workdir: Path, scenarios: list[Scenario], rounds: int, control: bool = False
 ) -> list[dict[str, Any]]:
-    """``rounds`` paired rounds of each scenario on the two deployments (see the module).
-    ``control``: "on" has titles off too (an A/A run: two workers' own spread)."""
-    servers: dict[str, Server] = {}
-    for label, titles in ((OFF, "0"), (ON, "0" if control else "1")):
-        name = _prepare_db(db, workdir, label.replace(" ", "_"))
-        servers[label] = Server(db, name, False)
-        servers[label].env.update(CONN_MAX_AGE="", BENCH_TITLES=titles)
+    """``rounds`` paired rounds of each scenario on one worker, titles off and on taking
+    turns to go first (see the module). ``control``: "on" has titles off too (an A/A
+    run: the harness's own spread)."""
+    name = _prepare_db(db, workdir, "titles")
+    server = Server(db, name, False)
+    server.env.update(CONN_MAX_AGE="", DJANGO_SETTINGS_MODULE="benchmarks.titles_settings")
     results: list[dict[str, Any]] = []
     try:
-        cookies = {label: server.prepare(4) for label, server in servers.items()}
-        for server in servers.values():
-            server.start()
-        for label, server in servers.items():  # the first run of each imports and warms up
-            await burst(server, cookies[label], Scenario("warm-up", 1, 5, 0), "warm-up-")
+        cookies = server.prepare(4)
+        server.start()
+        for on in (False, True):  # the first run of each imports and warms up its code
+            await asyncio.to_thread(switch, server, on and not control)
+            await burst(server, cookies, Scenario("warm-up", 1, 5, 0), f"warm-up-{on}-")
         for index, scenario in enumerate(scenarios):
             for round_ in range(rounds):
                 for label in (OFF, ON) if round_ % 2 == 0 else (ON, OFF):
-                    for server in servers.values():  # both idle: titles of the last written
-                        await asyncio.to_thread(when_idle, server.port, "/_bench/settle/")
+                    await asyncio.to_thread(switch, server, label == ON and not control)
                     print(f"== {scenario.name}, round {round_}: {label}", flush=True)
-                    result = await burst(
-                        servers[label], cookies[label], scenario, _prefix(index, round_)
-                    )
-                    result.update(mode=label, round=round_, prefix=_prefix(index, round_))
+                    prefix = _prefix(index, round_, label)
+                    result = await burst(server, cookies, scenario, prefix)
+                    result.update(mode=label, round=round_, prefix=prefix)
                     print(f"   {result}", flush=True)
                     results.append(result)
-        for server in servers.values():
-            await asyncio.to_thread(when_idle, server.port, "/_bench/settle/")
-        stored = {label: counts(server) for label, server in servers.items()}
+        await asyncio.to_thread(switch, server, False)  # the last titles written
+        stored = counts(server)
     finally:
-        for server in servers.values():
-            server.stop()
+        server.stop()
         if db == "postgres":
             from benchmarks.sessions import _admin
 
-            for server in servers.values():
-                _admin(f"DROP DATABASE IF EXISTS {server.env['BENCH_DB_NAME']} WITH (FORCE)")
+            _admin(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
     for result in results:
-        total, titled = stored[result["mode"]].get(result["prefix"].rstrip("-"), [0, 0])
+        total, titled = stored.get(result["prefix"].rstrip("-"), [0, 0])
         clients = result["clients"]
         completed = result["first"]["completed"] == result["second"]["completed"] == clients
         wanted = clients if result["mode"] == ON and not control else 0
