@@ -20,6 +20,7 @@ from django_agent_sessions.streaming.checks import check_streaming_settings
         ({"RUN_LEASE_SECONDS": "60"}, "E012"),
         ({"PRESENCE_TIMEOUT_SECONDS": -1}, "E012"),
         ({"SWEEP_SECONDS": True}, "E012"),
+        ({"TITLE_WAIT_SECONDS": 0}, "E012"),
         ({"CONTINUE_RUNS_AFTER_DISCONNECT": "yes"}, "E013"),
         ({"SWEEP_IN_WORKERS": 1}, "E013"),
         ({"MAX_RUN_BYTES": -1}, "E003"),

@@ -15,7 +15,7 @@ from asgiref.sync import sync_to_async
 
 from django_agent_sessions.models import AgentSession
 from django_agent_sessions.store import owned
-from django_agent_sessions.streaming.running import active_runs, titling
+from django_agent_sessions.streaming.running import active_runs, arrivals, titling
 from tests import chat_agent, title_functions
 from tests.scripted import streamed_reply
 from tests.websockets import Socket
@@ -174,3 +174,21 @@ async def test_a_title_ready_before_the_next_replys_first_token_waits_for_it(
     for _token in range(20):
         pace.release()
     await tab.until("run.completed")
+
+
+async def test_a_worker_never_quiet_writes_the_title_after_its_bound(
+    alice_cookie: bytes, session_id: str, use_agent: Any
+) -> None:
+    use_agent(
+        "tests.chat_agent.make_agent",
+        TITLES={"FUNCTION": "tests.title_functions.gated"},
+        TITLE_WAIT_SECONDS=0.05,
+    )
+    chat_agent.script(streamed_reply("Hello there."))
+    tab = Socket(session_id, alice_cookie)
+    await tab.open()
+    # Another message of this worker, on its way for good: the worker is never quiet.
+    with arrivals.on_its_way(lambda: None):
+        await tab.say("Hi")
+        await tab.until("conversation.title")
+        assert await titled(session_id) == ("About Hi", "model")
