@@ -31,9 +31,9 @@ from django.utils import timezone
 from django_agent_sessions import serialization
 from django_agent_sessions.exceptions import ConversationGone
 from django_agent_sessions.models import AgentRun, SessionItem
-from django_agent_sessions.store import conversations, open_calls, titles
+from django_agent_sessions.store import conversations, open_calls
 from django_agent_sessions.store.hops import hop
-from django_agent_sessions.store.run_items import with_item_ids
+from django_agent_sessions.store.run_items import end_record, with_item_ids
 from django_agent_sessions.store.usage import (
     NOTHING,
     Spent,
@@ -275,8 +275,7 @@ def finish(
         text = open_call_text or (open_calls.STOPPED_CALL if stopped else open_calls.FAILED_CALL)
         _close_and_mark_last(session_pk, run_pk, using, text=text, outputs=outputs)
     # With the item ids its end names and whether a title is wanted: the same query.
-    ended = with_item_ids(AgentRun.objects.select_related("session"))
-    found: AgentRun = titles.with_title_wish(ended).get(pk=run_pk)
+    found: AgentRun = end_record().get(pk=run_pk)
     return found
 
 
