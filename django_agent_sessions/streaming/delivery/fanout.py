@@ -159,9 +159,10 @@ async def broadcast(
         with telemetry.span(telemetry.PUBLISH, {"agent_sessions.event.type": event["type"]}):
             # The copies at once: each is several round trips to Redis.
             sends = [layer.publish(channel_layer, group, event, **fields) for _ in range(copies)]
-            failed = [e for e in await asyncio.gather(*sends, return_exceptions=True) if e]
+            outcomes = await asyncio.gather(*sends, return_exceptions=True)
+            failed = [outcome for outcome in outcomes if isinstance(outcome, BaseException)]
             if failed:
-                raise failed[0]
+                raise failed[0]  # each copy was tried; the first failure is reported
     except Exception:
         # The layer is down (a Redis restart): nothing stops for it. This process's
         # sockets have the event; other workers' recover what they missed (``watch``).
