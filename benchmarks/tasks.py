@@ -113,7 +113,15 @@ def main(argv: list[str] | None = None) -> int:
         choices=[s[0] for s in FULL + SMOKE + EXTRA],
         help="only this scenario (repeatable); default every scenario of the run",
     )
+    parser.add_argument(
+        "--claim-ahead",
+        type=int,
+        default=None,
+        help="the task workers' RUNS_CLAIM_AHEAD (default: the app's; 0: one task per run)",
+    )
     args = parser.parse_args(argv)
+    if args.claim_ahead is not None:  # read by benchmarks.tasks_settings in each worker
+        os.environ["BENCH_CLAIM_AHEAD"] = str(args.claim_ahead)
     # Terminated, it still stops the servers it started (run_all's finally).
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     if args.db != "postgres":
@@ -128,7 +136,7 @@ def main(argv: list[str] | None = None) -> int:
     results = run_all(args.db, scenarios, rounds, args.interval)
     rows = summarize(results, [s[0] for s in scenarios], [m.label for m in MODES])
     checks = targets(rows)
-    setup = describe(args.interval)
+    setup = describe(args.interval, args.claim_ahead)
     markdown = report(rows, checks, setup)
     print("\n" + markdown)
     stamp = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H-%M-%SZ")

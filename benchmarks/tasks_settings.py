@@ -28,6 +28,8 @@ _FRAMEWORK = "django_tasks" if __import__("django").VERSION < (6,) else "django.
 
 INSTALLED_APPS = [*INSTALLED_APPS, "django_tasks_db"]
 AGENT_SESSIONS = {**AGENT_SESSIONS, "RUNS": "inline" if RUNS == "inline" else "tasks"}
+if os.environ.get("BENCH_CLAIM_AHEAD"):  # the benchmark's --claim-ahead
+    AGENT_SESSIONS["RUNS_CLAIM_AHEAD"] = int(os.environ["BENCH_CLAIM_AHEAD"])
 
 
 if RUNS == "celery":

@@ -44,6 +44,10 @@ DEFAULTS: dict[str, Any] = {
     # Most runs one task worker process executes at once (they are async I/O, on one
     # event loop); a task past it waits for a run to end, so other workers take the next.
     "RUNS_PER_WORKER": 200,
+    # Starts a task worker claims along with each task it takes, from those whose tasks
+    # still wait in the queue (a burst of first messages need not wait for one task
+    # after another); 0: each run waits for its own task.
+    "RUNS_CLAIM_AHEAD": 16,
     # How long a run may wait in the queue for a task worker; past it, it ends failed
     # (worker_lost), like a run whose worker died.
     "RUNS_QUEUE_SECONDS": 300.0,

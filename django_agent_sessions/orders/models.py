@@ -49,6 +49,13 @@ class RunOrder(models.Model):
     class Meta:
         verbose_name = _("run order")
         verbose_name_plural = _("run orders")
+        indexes = [
+            # The starts no task has claimed yet (store.orders.claim_waiting): a handful
+            # of rows at any time, however many orders the table keeps.
+            models.Index(
+                fields=["ordered_at"], condition=models.Q(claimed=0), name="agent_order_unclaimed"
+            ),
+        ]
 
     def __str__(self) -> str:
         return f"{self.get_origin_display()} {self.claimed}/{self.ordered}"

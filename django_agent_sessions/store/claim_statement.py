@@ -14,6 +14,10 @@ Under ``READ COMMITTED`` an ``UPDATE`` that meets a row a transaction committed 
 the statement began (a Stop that spent the claim, an end that closed the run) checks
 its ``WHERE`` again on the committed row, as each statement of the transaction did.
 Only a start (execution 1) is claimed here: a resumption also reads its decisions.
+
+``claim_waiting_starts`` claims, in one statement too, the starts no task has claimed
+yet: a worker that takes one task claims the runs whose tasks wait behind it in the
+queue (``store.orders.claim_waiting``).
 """
 
 from __future__ import annotations
@@ -26,7 +30,7 @@ from django.db import connections
 from django.db.models import JSONField
 
 from django_agent_sessions.models import AgentRun, RunOrder
-from django_agent_sessions.store import chained_insert, statements
+from django_agent_sessions.store import chained_insert, claim_statements
 
 
 class ClaimedStart(NamedTuple):
@@ -52,15 +56,33 @@ def claim_start(
     """Claim the start of run ``run_id`` for ``worker`` and renew its lease to
     ``lease_until``, in one statement; None if it is not ordered, taken or ended (a claim
     of a run that ended while queued is spent all the same, as in ``store.orders``)."""
+    params = (run_id, worker, now, lease_until, AgentRun.Status.RUNNING)
+    claimed = _claimed(claim_statements.claim_start, params, using)
+    return claimed[0] if claimed else None
+
+
+def claim_waiting_starts(
+    limit: int, *, worker: str, now: datetime, lease_until: datetime, using: str
+) -> list[ClaimedStart]:
+    """Claim for ``worker`` up to ``limit`` starts that no task has claimed yet, oldest
+    order first, in one statement that waits for no lock (a run whose conversation is
+    locked is left to its own task); each claimed start's lease renewed."""
+    running = AgentRun.Status.RUNNING
+    params = (running, limit, worker, now, lease_until, running)
+    return _claimed(claim_statements.claim_waiting_starts, params, using)
+
+
+def _claimed(build: Any, params: tuple[Any, ...], using: str) -> list[ClaimedStart]:
+    """The starts a statement ``build`` makes claims, read from its rows."""
     connection = connections[using]
     owner_fields = get_user_model()._meta.concrete_fields
-    params = (run_id, worker, now, lease_until, AgentRun.Status.RUNNING)
     with connection.cursor() as cursor:
-        sql = statements.claim_start(connection, [str(field.column) for field in owner_fields])
-        cursor.execute(sql, params)
-        row = cursor.fetchone()
-    if row is None:
-        return None
+        cursor.execute(build(connection, [str(field.column) for field in owner_fields]), params)
+        rows = cursor.fetchall()
+    return [_claimed_start(row, connection, owner_fields) for row in rows]
+
+
+def _claimed_start(row: tuple[Any, ...], connection: Any, owner_fields: Any) -> ClaimedStart:
     (run_pk, public_id, history_item_id, seq, origin, given, agent, context, detached) = row[:9]
     session_pk, session_id = row[9:11]
     return ClaimedStart(

@@ -112,6 +112,38 @@ def claim(run_id: str, execution: int, *, worker: str, lease_seconds: float) -> 
         return _claimed(execution, order, session_pk, resume)
 
 
+@hop(write=True)
+def claim_waiting(limit: int, *, worker: str, lease_seconds: float) -> list[Claimed]:
+    """Claim for ``worker`` up to ``limit`` starts whose orders no task has claimed yet,
+    oldest first: the runs whose tasks still wait in the queue. Their tasks, delivered
+    later, find them taken and do nothing. A run that another claim, a Stop or an end
+    holds at that moment is left to its own task."""
+    if limit <= 0:
+        return []
+    now, using = timezone.now(), runs.database()
+    lease_until = now + timedelta(seconds=lease_seconds)
+    if claim_statement.supported(using):
+        started = claim_statement.claim_waiting_starts(
+            limit, worker=worker[:255], now=now, lease_until=lease_until, using=using
+        )
+        return [_claimed_start(start) for start in started]
+    waiting = RunOrder.objects.filter(
+        claimed=0, ordered__gte=1, run__status=AgentRun.Status.RUNNING
+    )
+    run_ids = list(waiting.order_by("ordered_at").values_list("run__run_id", flat=True)[:limit])
+    claimed = (
+        claim.sync(str(run_id), 1, worker=worker, lease_seconds=lease_seconds) for run_id in run_ids
+    )
+    return [start for start in claimed if start is not None]
+
+
+@hop
+def claimed_already(run_id: str, execution: int) -> bool:
+    """Whether execution ``execution`` of run ``run_id`` has been claimed (or spent by
+    a Stop): a task delivered for it has nothing to do."""
+    return bool(RunOrder.objects.filter(run__run_id=run_id, claimed__gte=execution).exists())
+
+
 def _claimed(
     execution: int, order: RunOrder, session_pk: int, resume: approvals.Resume | None
 ) -> Claimed:
@@ -147,11 +179,14 @@ class Unclaimed:
 
 
 @hop(write=True)
-def stop(session_pk: int, run_id: str | None) -> Unclaimed | None:
+def stop(session_pk: int, run_id: str | None, *, claimed_runs_on: bool = False) -> Unclaimed | None:
     """A Stop for the conversation's ordered run (only ``run_id``, when given): noted on
     its order, so that an execution claimed before the Stop reached it stops once it
     listens; if no task has claimed its next execution yet, the Stop claims it (returned:
-    the caller records the run's end and tells), so that no task will."""
+    the caller records the run's end and tells), so that no task will.
+
+    ``claimed_runs_on``: a claimed execution is left running, not noted (its task could
+    not be enqueued, but a worker claimed it ahead of its task: ``claim_waiting``)."""
     using = runs.database()
     with transaction.atomic(using=using):
         runs.lock_conversation(session_pk, using)
@@ -164,7 +199,8 @@ def stop(session_pk: int, run_id: str | None) -> Unclaimed | None:
             return None
         run_pk, public_id, ordered, claimed = order
         if claimed >= ordered:  # its task listens for the Stop, or looks here once it does
-            RunOrder.objects.filter(run_id=run_pk).update(cancel_requested=True)
+            if not claimed_runs_on:
+                RunOrder.objects.filter(run_id=run_pk).update(cancel_requested=True)
             return None
         # Spent by the Stop: a task delivered later claims nothing.
         RunOrder.objects.filter(run_id=run_pk).update(

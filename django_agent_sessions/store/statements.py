@@ -1,11 +1,13 @@
 """The SQL of the app's raw statements, for each database vendor, built once.
 
-This is the only module that writes SQL text. The ORM has no single-statement form for
-what these do (``UPDATE ... RETURNING`` to lock a conversation and learn its owner,
-``DELETE ... RETURNING`` to pop exactly one item, a read of the owner and the newest
-items in one query), and they run on every session operation, so each is built once per
-vendor and table names. They need SQLite >= 3.35 or PostgreSQL (a system check says so).
-Only table names quoted by the connection, from model ``_meta``, are interpolated.
+This module writes the app's SQL text, but for two concerns that have a module of their
+own: the search index (``search_statements``) and claiming runs (``claim_statements``).
+The ORM has no single-statement form for what these do (``UPDATE ... RETURNING`` to
+lock a conversation and learn its owner, ``DELETE ... RETURNING`` to pop exactly one
+item, a read of the owner and the newest items in one query), and they run on every
+session operation, so each is built once per vendor and table names. They need SQLite
+>= 3.35 or PostgreSQL (a system check says so). Only table names quoted by the
+connection, from model ``_meta``, are interpolated.
 """
 
 from __future__ import annotations
@@ -13,10 +15,9 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from django.contrib.auth import get_user_model
 from django.db.backends.base.base import BaseDatabaseWrapper
 
-from django_agent_sessions.models import AgentRun, AgentSession, RunOrder, SessionItem
+from django_agent_sessions.models import AgentSession, SessionItem
 
 # The statements ``Statements.__init__`` builds whose ``%s`` placeholders follow ``qmark``
 # (``lock`` and ``insert`` style their own as they build them).
@@ -260,41 +261,3 @@ def _search_match(
         return f"JOIN {SEARCH_FTS} f ON f.rowid = i.id ", f"{SEARCH_FTS} MATCH %s"
     like = " AND ".join(["i.search_text LIKE %s ESCAPE '\\'"] * terms)
     return "", f"i.search_text <> '' AND {like}"
-
-
-def claim_start(connection: BaseDatabaseWrapper, owner_columns: list[str]) -> str:
-    """A run's start claimed in one statement (``store.claim_statement``): its run id,
-    worker, time, lease and the running status as parameters."""
-    runs, orders, conversations, users = (
-        table(connection, model) for model in (AgentRun, RunOrder, AgentSession, get_user_model())
-    )
-    quote = connection.ops.quote_name
-    owner = ", ".join(f"u.{quote(column)}" for column in owner_columns)
-    owner_pk = quote(get_user_model()._meta.pk.column)  # type: ignore[union-attr]
-    # target: the run and its order; locked: its conversation (``lock_many``'s no-op
-    # UPDATE); claimed: the order's claim, conditional; leased: a running run's lease.
-    return f"""
-        WITH target AS (
-            SELECT r.id AS run_pk, r.session_id AS session_pk
-            FROM {runs} r JOIN {orders} o ON o.run_id = r.id
-            WHERE r.run_id = %s
-        ), locked AS (
-            UPDATE {conversations} s SET item_count = s.item_count
-            FROM target t WHERE s.id = t.session_pk
-            RETURNING s.id, s.session_id, s.owner_id
-        ), claimed AS (
-            UPDATE {orders} o SET claimed = 1, claimed_by = %s, claimed_at = %s
-            FROM target t JOIN locked l ON l.id = t.session_pk
-            WHERE o.run_id = t.run_pk AND o.claimed = 0 AND o.ordered >= 1
-            RETURNING o.run_id, o.origin, o.input, o.agent, o.context, o.detached
-        ), leased AS (
-            UPDATE {runs} r SET lease_expires_at = %s
-            FROM claimed c WHERE r.id = c.run_id AND r.status = %s
-            RETURNING r.id, r.run_id, r.history_item_id, r.event_seq
-        )
-        SELECT leased.id, leased.run_id, leased.history_item_id, leased.event_seq,
-            claimed.origin, claimed.input, claimed.agent, claimed.context, claimed.detached,
-            locked.id, locked.session_id, {owner}
-        FROM leased JOIN claimed ON claimed.run_id = leased.id CROSS JOIN locked
-        LEFT JOIN {users} u ON u.{owner_pk} = locked.owner_id
-    """

@@ -70,6 +70,9 @@ def _numbers() -> list[CheckMessage]:
     per_worker = app_settings.RUNS_PER_WORKER
     if not isinstance(per_worker, int) or isinstance(per_worker, bool) or per_worker < 1:
         errors.append(_error(f"RUNS_PER_WORKER is {per_worker!r}; it must be an int >= 1.", 65))
+    ahead = app_settings.RUNS_CLAIM_AHEAD
+    if not isinstance(ahead, int) or isinstance(ahead, bool) or ahead < 0:
+        errors.append(_error(f"RUNS_CLAIM_AHEAD is {ahead!r}; it must be an int >= 0.", 65))
     queue = app_settings.RUNS_QUEUE_SECONDS
     if not isinstance(queue, (int, float)) or isinstance(queue, bool) or queue <= 0:
         errors.append(_error(f"RUNS_QUEUE_SECONDS is {queue!r}; it must be a number > 0.", 65))

@@ -81,14 +81,16 @@ async def enqueue(
     run_id: str, execution: int, *, session_pk: int, seq: int, channel_layer: Any, user: Any
 ) -> bool:
     """Enqueue execution ``execution`` of a recorded run; False if the backend refused
-    it (its broker is down, ...): the run is ended failed then, and its tabs told."""
+    it (its broker is down, ...) and no task worker had claimed it ahead of its task:
+    the run is ended failed then, and its tabs told."""
     try:
         await _enqueue(run_id, execution)
     except Exception:
         logger.exception("Could not enqueue run %s on the task backend.", run_id)
-        unclaimed = await store_orders.stop(session_pk, run_id)
-        if unclaimed is not None:
-            await end_unclaimed(channel_layer, session_pk, unclaimed, user, failed=True)
+        unclaimed = await store_orders.stop(session_pk, run_id, claimed_runs_on=True)
+        if unclaimed is None:
+            return True  # a task worker claimed it ahead of its task: it runs
+        await end_unclaimed(channel_layer, session_pk, unclaimed, user, failed=True)
         return False
     return True
 

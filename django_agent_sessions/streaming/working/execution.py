@@ -47,6 +47,25 @@ def claim_here(run_id: str, execution: int, *, worker: str) -> store_orders.Clai
     return claimed
 
 
+def taken_here(run_id: str, execution: int) -> bool:
+    """Whether execution ``execution`` of run ``run_id`` is claimed already, read on the
+    calling sync thread; logged when it is."""
+    taken = store_orders.claimed_already.here(run_id, execution)
+    if taken:
+        _taken(run_id, execution)
+    return taken
+
+
+def claim_waiting_here(limit: int, *, worker: str) -> list[store_orders.Claimed]:
+    """Claim up to ``limit`` starts whose tasks wait in the queue, on the calling sync
+    thread (``store.orders.claim_waiting``)."""
+    lease = float(app_settings.RUN_LEASE_SECONDS)
+    claimed = store_orders.claim_waiting.here(limit, worker=worker, lease_seconds=lease)
+    if claimed:
+        logger.info("Claimed %s runs waiting in the queue.", len(claimed))
+    return claimed
+
+
 def _taken(run_id: str, execution: int) -> str:
     logger.info("Run %s execution %s was taken or has ended; nothing to do.", run_id, execution)
     return TAKEN

@@ -53,7 +53,10 @@ def run_host() -> RunHost:
     global _host
     with _host_lock:
         if _host is None or not _host.alive():
-            _host = RunHost(int(app_settings.RUNS_PER_WORKER))
+            # Workerless backends execute each task in the web worker that enqueued it:
+            # no run waits in a queue there, and claiming ahead would take others' runs.
+            ahead = 0 if _in_a_web_worker() else int(app_settings.RUNS_CLAIM_AHEAD)
+            _host = RunHost(int(app_settings.RUNS_PER_WORKER), claim_ahead=ahead)
             stopping.after_the_current_poll()  # a db_worker's stop, at a safe point
         return _host
 
@@ -61,9 +64,10 @@ def run_host() -> RunHost:
 class RunHost:
     """The event loop thread of this process's runs (see the module)."""
 
-    def __init__(self, capacity: int) -> None:
+    def __init__(self, capacity: int, *, claim_ahead: int = 0) -> None:
         self.worker = f"{socket.gethostname()}:{os.getpid()}"
         self._slots = threading.BoundedSemaphore(capacity)
+        self._ahead = claim_ahead
         self._loop = asyncio.new_event_loop()
         self._tasks: set[asyncio.Task[None]] = set()
         self._ready = threading.Event()
@@ -94,7 +98,8 @@ class RunHost:
     def execute(self, run_id: str, execution_number: int) -> None:
         """Claim execution ``execution_number`` of ``run_id`` and hand it to the host,
         then return: the host runs it. Past ``RUNS_PER_WORKER`` runs, this waits for one
-        of them to end first.
+        of them to end first, unless the execution was claimed already (ahead of its
+        task, by this worker or another: ``_claim_waiting``).
 
         The claim is made here, on the task's own thread and connection, not on the
         host's loop: there it would queue behind the database work of every run the host
@@ -102,7 +107,10 @@ class RunHost:
         that long for their first token. The thread may be the one the database work of
         async code shares (Django's immediate backend, in a web worker): the claim is
         sync work on it, and nothing here waits for the host."""
-        self._slots.acquire()
+        if not self._slots.acquire(blocking=False):
+            if execution.taken_here(run_id, execution_number):
+                return  # claimed ahead of its task: nothing to wait for
+            self._slots.acquire()
         try:
             claimed = execution.claim_here(run_id, execution_number, worker=self.worker)
         except BaseException:
@@ -110,7 +118,33 @@ class RunHost:
             raise
         if claimed is None:
             self._slots.release()
-            return
+        else:
+            self._hand_over(claimed)
+        self._claim_waiting()
+
+    def _claim_waiting(self) -> None:
+        """Claim the starts whose tasks still wait in the queue, as many as the host has
+        room for, up to ``claim_ahead`` (``RUNS_CLAIM_AHEAD``). A worker takes one task
+        at a time, with its own bookkeeping each: under a burst of first messages, the
+        last run of the burst waited for every task before its own. Their tasks,
+        delivered later, find them taken. Not once the worker was told to stop: those
+        runs are left to the other workers."""
+        room = 0
+        while room < self._ahead and not stopping.requested() and self._slots.acquire(False):
+            room += 1
+        claimed: list[store_orders.Claimed] = []
+        try:
+            if room:
+                claimed = execution.claim_waiting_here(room, worker=self.worker)
+        except Exception:  # each of those runs is still claimed by its own task
+            logger.warning("Could not claim the runs waiting in the queue.", exc_info=True)
+        for start in claimed:
+            self._hand_over(start)
+        for _unused in range(room - len(claimed)):
+            self._slots.release()
+
+    def _hand_over(self, claimed: store_orders.Claimed) -> None:
+        """Run ``claimed`` on the host; its slot is released when it ends."""
         self._submit(lambda: self._run(claimed), then=self._slots.release)
 
     def _submit(

@@ -23,6 +23,12 @@ from typing import Any
 logger = logging.getLogger(__name__)
 
 _SIGNALS = (signal.SIGTERM, signal.SIGINT)
+_requested = threading.Event()
+
+
+def requested() -> bool:
+    """Whether this worker was told to stop (it ends after its current poll)."""
+    return _requested.is_set()
 
 
 def after_the_current_poll() -> None:
@@ -50,6 +56,7 @@ def _stopper(worker: Any) -> Any:
             worker.shutdown(signum, frame)
             return
         logger.warning("Received %s: stopping after the current poll.", signal.strsignal(signum))
+        _requested.set()
         worker.running = False
 
     return stop

@@ -93,6 +93,25 @@ async def test_a_run_the_backend_refuses_ends_unavailable_and_frees_its_conversa
     assert await DjangoSession("refused").get_items() == []
 
 
+async def test_a_run_claimed_ahead_of_its_refused_task_runs_on(
+    enqueued: list[tuple[str, tuple[Any, ...]]],
+) -> None:
+    """A task worker claimed the run from the queue's waiting starts before the backend
+    refused its task: it runs, and the refusal neither ends nor stops it."""
+    with override_settings(AGENT_SESSIONS=tasks_on(NEVER)):
+        run_id = await start_run("ahead", "Count once")
+    claimed = await orders.claim_waiting(1, worker="ahead", lease_seconds=60.0)
+    assert [start.run_id for start in claimed] == [run_id]
+    conversation = await AgentSession.objects.aget(session_id="ahead")
+    with override_settings(AGENT_SESSIONS=tasks_on(NOWHERE)):
+        assert await dispatch.enqueue(
+            run_id, 1, session_pk=conversation.pk, seq=0, channel_layer=stream_layer(), user=None
+        )
+    assert await status_of(run_id) == ("running", "")
+    order = await RunOrder.objects.aget(run__run_id=run_id)
+    assert (order.claimed_by, order.cancel_requested) == ("ahead", False)
+
+
 async def test_a_tabs_message_the_backend_refuses_ends_unavailable(
     enqueued: list[tuple[str, tuple[Any, ...]]], alice_cookie: bytes, settings: Any
 ) -> None:

@@ -5,6 +5,7 @@ status 1); a second signal is the worker's own forced exit."""
 from __future__ import annotations
 
 import signal
+import threading
 from collections.abc import Iterator
 from typing import Any
 
@@ -44,10 +45,15 @@ def test_its_own_handler_exits_from_wherever_the_signal_lands(worker: Any) -> No
         handler(signal.SIGTERM)(signal.SIGTERM, None)
 
 
-def test_the_first_signal_ends_its_loop_after_the_current_poll(worker: Any) -> None:
+def test_the_first_signal_ends_its_loop_after_the_current_poll(
+    worker: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(stopping, "_requested", threading.Event())  # this test's own
     stopping.after_the_current_poll()
+    assert not stopping.requested()
     handler(signal.SIGTERM)(signal.SIGTERM, None)  # no exit here
     assert worker.running is False
+    assert stopping.requested()  # its run host claims no more runs ahead
     with pytest.raises(SystemExit):  # told twice: its own forced exit
         handler(signal.SIGINT)(signal.SIGINT, None)
 
