@@ -120,9 +120,10 @@ def cpu_seconds(process: psutil.Process) -> float:
     return float(times.user + times.system)
 
 
-def describe(interval: float, claim_ahead: int | None) -> dict[str, Any]:
+def describe(interval: float, claim_ahead: int | None, layer: str) -> dict[str, Any]:
     """How the task workers run, for the report."""
     return {
+        "channel_layer": f"channels_redis ({layer})",
         "db_worker": f"python -m django db_worker --interval {interval} --no-startup-delay",
         "celery": "celery worker " + " ".join(CELERY_POOL) + ", broker: Redis",
         "runs_per_worker": 200,

@@ -119,7 +119,15 @@ def main(argv: list[str] | None = None) -> int:
         default=None,
         help="the task workers' RUNS_CLAIM_AHEAD (default: the app's; 0: one task per run)",
     )
+    parser.add_argument(
+        "--layer",
+        choices=["core", "pubsub"],
+        default="core",
+        help="channels_redis's layer every process uses: core (the default) or pubsub",
+    )
     args = parser.parse_args(argv)
+    if args.layer == "pubsub":  # read by the example's settings in each process
+        os.environ["CHANNEL_LAYER"] = "pubsub"
     if args.claim_ahead is not None:  # read by benchmarks.tasks_settings in each worker
         os.environ["BENCH_CLAIM_AHEAD"] = str(args.claim_ahead)
     # Terminated, it still stops the servers it started (run_all's finally).
@@ -136,7 +144,7 @@ def main(argv: list[str] | None = None) -> int:
     results = run_all(args.db, scenarios, rounds, args.interval)
     rows = summarize(results, [s[0] for s in scenarios], [m.label for m in MODES])
     checks = targets(rows)
-    setup = describe(args.interval, args.claim_ahead)
+    setup = describe(args.interval, args.claim_ahead, args.layer)
     markdown = report(rows, checks, setup)
     print("\n" + markdown)
     stamp = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H-%M-%SZ")

@@ -169,6 +169,17 @@ def _channel_layer() -> dict[str, Any]:
     if not redis_url:
         # One process only: fine for `bin/run`, wrong for several workers.
         return {"BACKEND": "channels.layers.InMemoryChannelLayer"}
+    if os.environ.get("CHANNEL_LAYER") == "pubsub":
+        # Redis's pub/sub (docs/tasks.md, "The channel layer"): one round trip per message
+        # sent, none per message received; what it misses while Redis restarts, the tabs
+        # recover from the runs' records.
+        return {
+            "BACKEND": "channels_redis.pubsub.RedisPubSubChannelLayer",
+            "CONFIG": {
+                "hosts": [{"address": redis_url, "socket_timeout": None}],
+                "prefix": os.environ.get("CHANNEL_LAYER_PREFIX", "asgi"),
+            },
+        }
     return {
         "BACKEND": "channels_redis.core.RedisChannelLayer",
         "CONFIG": {

@@ -8,12 +8,11 @@ The packaged chat's stream (``sse.stream``) and each front-end protocol's respon
 from __future__ import annotations
 
 import functools
-import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from django_agent_sessions.streaming import Follower, SocketIO, Visitor
+from django_agent_sessions.streaming import Follower, SocketIO, Visitor, own_channel
 
 
 @dataclass(frozen=True)
@@ -25,20 +24,25 @@ class Following:
     follower: Follower
 
 
+async def response_channel(visitor: Visitor, kind: str) -> str:
+    """A channel of one response's own, named for its transport (``kind``), as a run's
+    control channel is (``streaming.own_channel``): channels_redis's core layer
+    multiplexes new_channel() channels over one receive, which a closing response's
+    cancelled receive can make lose another response's message; its pub/sub layer
+    delivers only to the channels new_channel() subscribed to."""
+    return await own_channel(visitor.channel_layer, f"agent_sessions.{kind}.")
+
+
 def following(
     visitor: Visitor,
     *,
-    kind: str,
+    channel_name: str,
     send: Callable[[Any], Awaitable[None]],
     restart: Callable[[], Awaitable[None]],
 ) -> Following:
-    """A follower of ``visitor``'s conversation for one response (``kind`` names the
-    transport in the channel's name), sending its frames to ``send`` and calling
-    ``restart`` when this worker stops."""
-    # A channel of its own, as a run's control channel (see ``ActiveRun.join``):
-    # channels_redis multiplexes new_channel() channels over one receive, which a
-    # closing response's cancelled receive can make lose another response's message.
-    channel_name = f"agent_sessions.{kind}.{uuid.uuid4().hex}"
+    """A follower of ``visitor``'s conversation for one response, on its channel
+    (``response_channel``), sending its frames to ``send`` and calling ``restart`` when
+    this worker stops."""
     io = SocketIO()
     io.layer_receive = functools.partial(visitor.channel_layer.receive, channel_name)
     follower = Follower(visitor, channel_name=channel_name, io=io, send=send, restart=restart)

@@ -37,11 +37,15 @@ class EventStream:
     the garbage collector when the client leaves while a write is in flight).
     """
 
-    def __init__(self, visitor: Visitor, resume: tuple[str, int] | None = None) -> None:
+    def __init__(
+        self, visitor: Visitor, channel_name: str, resume: tuple[str, int] | None = None
+    ) -> None:
         self.visitor = visitor
         self.resume = resume  # where the browser's Last-Event-ID says it was
         self.channel_layer = visitor.channel_layer
-        own = following(visitor, kind="stream", send=self.send_json, restart=self._restart)
+        own = following(
+            visitor, channel_name=channel_name, send=self.send_json, restart=self._restart
+        )
         self.channel_name, self.io, self.follower = own.channel_name, own.io, own.follower
         self._body = Body()
         self._out = self._body.out

@@ -29,6 +29,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from django_agent_sessions.conf import app_settings
 from django_agent_sessions.exceptions import SessionOwnershipError
+from django_agent_sessions.sse.following import response_channel
 from django_agent_sessions.sse.stream import EventStream
 from django_agent_sessions.sse.visitor import Refused, visitor_for
 from django_agent_sessions.streaming import Visitor, actions, frames, history, queueing, replay
@@ -59,8 +60,9 @@ async def events(request: HttpRequest, session_id: str) -> HttpResponseBase:
         visitor = await detached(visitor_for(request, session_id))
     except Refused as refused:
         return _refused(refused.status)
+    channel_name = await response_channel(visitor, "stream")
     response = StreamingHttpResponse(
-        EventStream(visitor, replay.position(request.headers.get("Last-Event-ID"))),
+        EventStream(visitor, channel_name, replay.position(request.headers.get("Last-Event-ID"))),
         content_type="text/event-stream; charset=utf-8",
     )
     response["Cache-Control"] = "no-cache"

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from django_agent_sessions.streaming.delivery import replay
+    from django_agent_sessions.streaming.delivery.layer import own_channel
     from django_agent_sessions.streaming.delivery.socket_io import SocketIO
     from django_agent_sessions.streaming.following import history
     from django_agent_sessions.streaming.following.follower import Follower
@@ -62,6 +63,7 @@ _DOOR: dict[str, tuple[str, str | None]] = {
     "history": ("following.history", None),
     "hosting_no_runs": ("visiting.queue_sending", "hosting_no_runs"),
     "load_agent": ("visiting.agent_loading", "load_agent"),
+    "own_channel": ("delivery.layer", "own_channel"),
     "queueing": ("visiting.queueing", None),
     "replay": ("delivery.replay", None),
     "start_run": ("working.starting", "start_run"),
@@ -86,6 +88,7 @@ __all__ = [  # the table's names, written out for type checkers and linters (a t
     "history",
     "hosting_no_runs",
     "load_agent",
+    "own_channel",
     "queueing",
     "replay",
     "start_run",

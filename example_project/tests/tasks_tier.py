@@ -76,8 +76,9 @@ class TaskWorker:
 
 class Tier:
     """Two web workers and two task workers on one database: ``transport`` is how tabs
-    follow runs ("websocket": daphne and the Redis layer; "sse": uvicorn and PostgreSQL's
-    LISTEN/NOTIFY, no Channels layer)."""
+    follow runs ("websocket": daphne and the Redis layer, channels_redis's core one or,
+    deployed as "pubsub", its pub/sub one; "sse": uvicorn and PostgreSQL's LISTEN/NOTIFY,
+    no Channels layer)."""
 
     def __init__(self, transport: str, postgres: PostgresServer, redis: RedisServer | None):
         self.transport, self.postgres, self.redis = transport, postgres, redis
@@ -113,13 +114,15 @@ class Tier:
 
 
 def tier_environment(
-    transport: str, database_url: str, redis: RedisServer | None
+    deployment: str, database_url: str, redis: RedisServer | None
 ) -> dict[str, str]:
     ways = (
         {"REDIS_URL": redis.url, "CHANNEL_LAYER_PREFIX": f"tier-{uuid.uuid4().hex[:8]}:"}
         if redis is not None
         else {"CHANNEL_LAYER": "none", "CHAT_TRANSPORT": "sse"}
     )
+    if deployment == "pubsub":
+        ways["CHANNEL_LAYER"] = "pubsub"
     return server_environment(
         database_url,
         RUNS="tasks",
@@ -132,25 +135,27 @@ def tier_environment(
     )
 
 
-@pytest.fixture(scope="module", params=["websocket", "sse"])
+# "pubsub": the websocket tier on channels_redis's pub/sub layer.
+@pytest.fixture(scope="module", params=["websocket", "sse", "pubsub"])
 def tasks_deployment(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory, log_dir: Path
 ) -> Iterator[Tier]:
-    transport: str = request.param
-    base = tmp_path_factory.mktemp(f"tier-{transport}")
+    deployment: str = request.param
+    transport = "sse" if deployment == "sse" else "websocket"
+    base = tmp_path_factory.mktemp(f"tier-{deployment}")
     postgres = PostgresServer()
     redis = RedisServer(base / "redis") if transport == "websocket" else None
     result = Tier(transport, postgres, redis)
     try:
         if redis is not None:
             redis.start()
-        result.env = tier_environment(transport, start_migrated_postgres(postgres), redis)
+        result.env = tier_environment(deployment, start_migrated_postgres(postgres), redis)
         manage(result.env, "migrate", "--no-input", "-v", "0")  # the task queue's table
-        result.tasks = [TaskWorker(log_dir, result.env, f"{transport}-task-{n}") for n in (1, 2)]
+        result.tasks = [TaskWorker(log_dir, result.env, f"{deployment}-task-{n}") for n in (1, 2)]
         for worker in result.tasks:
             worker.start()
         server = DaphneServer if transport == "websocket" else UvicornServer
-        result.web = [server(f"tier-{transport}-{n}", log_dir, result.env) for n in (1, 2)]
+        result.web = [server(f"tier-{deployment}-{n}", log_dir, result.env) for n in (1, 2)]
         start_all(result.web)
         result.cookie = log_in(result.web[0].url, create_user(result.env))
         yield result

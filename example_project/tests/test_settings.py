@@ -30,6 +30,7 @@ CLEARED = {
     "ALLOWED_HOSTS",
     "SECURE_COOKIES",
     "CONN_MAX_AGE",
+    "CHANNEL_LAYER",
 }
 
 
@@ -92,6 +93,17 @@ def test_production_mode_from_the_environment():
                 }
             ],
             "capacity": 10_000,
+            "prefix": "asgi",
+        },
+    }
+
+
+def test_the_pub_sub_layer_is_one_variable_away():
+    values = read(REDIS_URL="redis://cache.internal:6379/2", CHANNEL_LAYER="pubsub")
+    assert values["layer"] == {
+        "BACKEND": "channels_redis.pubsub.RedisPubSubChannelLayer",
+        "CONFIG": {
+            "hosts": [{"address": "redis://cache.internal:6379/2", "socket_timeout": None}],
             "prefix": "asgi",
         },
     }

@@ -169,7 +169,7 @@ async def test_a_run_goes_on_through_a_postgres_restart(live_tier):  # noqa: F81
 
 
 # The SSE tier has no Redis: its runs meet tabs through PostgreSQL.
-@pytest.mark.parametrize("tasks_deployment", ["websocket"], indirect=True)
+@pytest.mark.parametrize("tasks_deployment", ["websocket", "pubsub"], indirect=True)
 async def test_a_run_goes_on_through_a_redis_restart(live_tier):  # noqa: F811
     assert live_tier.redis is not None
     await across(live_tier, live_tier.redis.restart)

@@ -8,7 +8,7 @@ from typing import Any
 from channels.layers import InMemoryChannelLayer
 from django.contrib.auth.models import AnonymousUser
 
-from django_agent_sessions.sse.following import following
+from django_agent_sessions.sse.following import following, response_channel
 from django_agent_sessions.streaming import Visitor
 
 
@@ -22,16 +22,19 @@ def _visitor(layer: InMemoryChannelLayer) -> Visitor:
 
 async def test_each_response_follows_on_a_channel_of_its_own() -> None:
     visitor = _visitor(InMemoryChannelLayer())
-    one = following(visitor, kind="ai_sdk", send=_ignore, restart=_ignore)
-    two = following(visitor, kind="ai_sdk", send=_ignore, restart=_ignore)
-    assert one.channel_name.startswith("agent_sessions.ai_sdk.")
-    assert one.channel_name != two.channel_name
-    assert one.follower.channel_name == one.channel_name
+    one = await response_channel(visitor, "ai_sdk")
+    two = await response_channel(visitor, "ai_sdk")
+    assert one.startswith("agent_sessions.ai_sdk.")
+    assert one != two
+    own = following(visitor, channel_name=one, send=_ignore, restart=_ignore)
+    assert own.follower.channel_name == own.channel_name == one
 
 
 async def test_its_inbox_receives_what_the_layer_sends_to_its_channel() -> None:
     layer = InMemoryChannelLayer()
-    own = following(_visitor(layer), kind="stream", send=_ignore, restart=_ignore)
+    visitor = _visitor(layer)
+    channel_name = await response_channel(visitor, "stream")
+    own = following(visitor, channel_name=channel_name, send=_ignore, restart=_ignore)
     await layer.send(own.channel_name, {"type": "run.event", "seq": 1})
     assert own.io.layer_receive is not None
     assert await own.io.layer_receive() == {"type": "run.event", "seq": 1}

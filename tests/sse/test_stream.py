@@ -10,6 +10,7 @@ import pytest
 from django.contrib.auth.models import User
 
 from django_agent_sessions import layers
+from django_agent_sessions.sse.following import response_channel
 from django_agent_sessions.sse.stream import EventStream
 from django_agent_sessions.streaming.running import lost
 from django_agent_sessions.streaming.visiting.visitor import Visitor
@@ -21,7 +22,7 @@ async def test_close_from_another_thread_leaves_the_groups_and_the_sweeper(setti
     settings.CHANNEL_LAYERS = {}
     layer = layers.local_layer()
     visitor = Visitor(await _user(), "new-id", scope={}, channel_layer=layer)
-    stream = EventStream(visitor)
+    stream = EventStream(visitor, await response_channel(visitor, "stream"))
     chunks = aiter(stream)
     assert (await anext(chunks)).startswith("retry:")
     assert "event: history" in await anext(chunks)  # the follower waits in its group now

@@ -42,12 +42,14 @@ logger = logging.getLogger(__name__)
 class RunStream:
     """The AG-UI events of one request (see the module); the response's body."""
 
-    def __init__(self, visitor: Visitor, thread_id: str, run_id: str, asked: Asked) -> None:
+    def __init__(
+        self, visitor: Visitor, channel_name: str, thread_id: str, run_id: str, asked: Asked
+    ) -> None:
         self.visitor = visitor
         self.asked = asked
         self.translation = Translation(thread_id, run_id)
         self.encoder = EventEncoder()
-        own = following(visitor, kind="ag_ui", send=self._frame, restart=self._restart)
+        own = following(visitor, channel_name=channel_name, send=self._frame, restart=self._restart)
         self.channel_name, self.io, self.follower = own.channel_name, own.io, own.follower
         self._body = Body()
         self._history: dict[str, Any] | None = None  # the frame ``open()`` sent

@@ -21,6 +21,7 @@ from django.views.decorators.http import require_POST
 from django_agent_sessions.conf import app_settings
 from django_agent_sessions.protocols.ag_ui import inputs
 from django_agent_sessions.protocols.ag_ui.stream import RunStream
+from django_agent_sessions.sse.following import response_channel
 from django_agent_sessions.sse.views import ERROR_STATUS, detached
 from django_agent_sessions.sse.visitor import Refused, visitor_for
 from django_agent_sessions.streaming import frames
@@ -46,7 +47,9 @@ async def run(request: HttpRequest) -> HttpResponseBase:
             else _("This conversation is not yours.")
         )
         return _error(_REFUSED[refused.status], message, refused.status)
-    stream = RunStream(visitor, run_input.thread_id, run_input.run_id, inputs.asked(run_input))
+    channel_name = await response_channel(visitor, "ag_ui")
+    asked = inputs.asked(run_input)
+    stream = RunStream(visitor, channel_name, run_input.thread_id, run_input.run_id, asked)
     response = StreamingHttpResponse(stream, content_type=stream.encoder.get_content_type())
     response["Cache-Control"] = "no-cache"
     response["X-Accel-Buffering"] = "no"  # nginx: write each event as it comes

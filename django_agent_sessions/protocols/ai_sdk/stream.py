@@ -39,11 +39,15 @@ class ChatStream:
     run in flight from its beginning (its catch-up first), else the next run that
     starts once ``act()`` has taken the request."""
 
-    def __init__(self, visitor: Visitor, writer: PartWriter, *, resume: bool = False) -> None:
+    def __init__(
+        self, visitor: Visitor, channel_name: str, writer: PartWriter, *, resume: bool = False
+    ) -> None:
         self.visitor = visitor
         self.writer = writer
         self.resume = resume
-        own = following(visitor, kind="ai_sdk", send=self._on_frame, restart=self._restart)
+        own = following(
+            visitor, channel_name=channel_name, send=self._on_frame, restart=self._restart
+        )
         self.channel_name, self.io, self.follower = own.channel_name, own.io, own.follower
         self._body = Body()
         self._opened: asyncio.Future[None] | None = None

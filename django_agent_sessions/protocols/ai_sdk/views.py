@@ -30,6 +30,7 @@ from django_agent_sessions.protocols.ai_sdk import messages as ui
 from django_agent_sessions.protocols.ai_sdk import requests
 from django_agent_sessions.protocols.ai_sdk.parts import PartWriter, error_text
 from django_agent_sessions.protocols.ai_sdk.stream import DONE, ChatStream, chunk_text
+from django_agent_sessions.sse.following import response_channel
 from django_agent_sessions.sse.views import detached
 from django_agent_sessions.sse.visitor import Refused, visitor_for
 from django_agent_sessions.streaming import Visitor, actions, frames, history
@@ -56,7 +57,8 @@ async def chat(request: HttpRequest) -> HttpResponse | StreamingHttpResponse:
         return _refused(refused.status)
     except frames.BadFrame as bad:
         return _error_stream(bad)
-    stream = ChatStream(visitor, PartWriter(asked.known_calls))
+    channel_name = await response_channel(visitor, "ai_sdk")
+    stream = ChatStream(visitor, channel_name, PartWriter(asked.known_calls))
     try:
         await stream.open()
         await stream.act(lambda: detached(_act(visitor, asked)))
@@ -82,7 +84,8 @@ async def resume(request: HttpRequest, chat_id: str) -> HttpResponse | Streaming
         visitor = await detached(visitor_for(request, chat_id))
     except Refused as refused:
         return _refused(refused.status)
-    stream = ChatStream(visitor, PartWriter(), resume=True)
+    channel_name = await response_channel(visitor, "ai_sdk")
+    stream = ChatStream(visitor, channel_name, PartWriter(), resume=True)
     try:
         await stream.open()
     except SessionOwnershipError:

@@ -1,4 +1,5 @@
-"""Calls to the channel layer that survive a Redis restart.
+"""Calls to the channel layer that survive a Redis restart, and the channel a listener of
+this process receives on.
 
 After a Redis restart, channels_redis's pooled connections from before it fail on their
 next use, once each (measured: every socket's receive, and the first ``group_send`` of
@@ -9,6 +10,7 @@ tried a second time, on a new connection, before its caller gives up.
 from __future__ import annotations
 
 import logging
+import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
@@ -39,3 +41,25 @@ async def publish(layer: Any, group: str, event: dict[str, Any], **fields: Any) 
     """
     message = {"type": "agent.event", "event": valid_unicode(event), **fields}
     await retrying(layer.group_send, group, message)
+
+
+async def own_channel(channel_layer: Any, prefix: str) -> str:
+    """A channel that one listener of this process (a run's control) receives on.
+
+    channels_redis's core layer multiplexes a process's ``new_channel()`` channels over
+    one blocking receive, and cancelling a receive there (as a run's listener is, when
+    the run ends) can drop a message meant for a socket of the same process: a channel
+    of our own naming has a receive of its own. A pub/sub layer delivers only to the
+    channels this process subscribed to, which ``new_channel()`` does, and refuses
+    ``group_add`` for any other; each of its channels has a queue of its own."""
+    if _publishes_and_subscribes(channel_layer):
+        return str(await channel_layer.new_channel(prefix))
+    return f"{prefix}{uuid.uuid4().hex}"
+
+
+def _publishes_and_subscribes(channel_layer: Any) -> bool:
+    """Whether the layer is channels_redis's ``RedisPubSubChannelLayer`` (or a subclass)."""
+    return any(
+        kind.__module__ == "channels_redis.pubsub" and kind.__name__ == "RedisPubSubChannelLayer"
+        for kind in type(channel_layer).__mro__
+    )

@@ -49,6 +49,7 @@ class SocketIO:
         self.layer_receive: Callable[[], Awaitable[Any]] | None = None  # set by Channels
         self._inbox: asyncio.Queue[Any] = asyncio.Queue()
         self._pump: asyncio.Task[None] | None = None
+        self._pump_cancelled = False
         self._loop: asyncio.AbstractEventLoop | None = None  # the consumer's, once it reads
         self._watching = ""
 
@@ -80,7 +81,10 @@ class SocketIO:
     def close(self) -> None:
         if self._watching:
             fanout.unwatch(self._watching)
-        if self._pump is not None:
+        # Once: a pub/sub layer's receive unsubscribes when it is cancelled, and a second
+        # cancel interrupts that (channels_redis logs it with a traceback).
+        if self._pump is not None and not self._pump_cancelled:
+            self._pump_cancelled = True
             self._pump.cancel()
 
     def deliver_local(self, message: dict[str, Any]) -> None:

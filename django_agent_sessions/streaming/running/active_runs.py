@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import uuid
 from dataclasses import dataclass
 from typing import Any
 
@@ -120,11 +119,7 @@ class ActiveRun:
     async def join(self) -> None:
         """Listen for control messages and keep the lease; from now on a ``cancel``
         reaches the run, even before its task starts."""
-        # A channel of its own, not one from new_channel(): channels_redis multiplexes
-        # a process's new_channel() channels over one blocking receive, and cancelling
-        # a receive there (as this listener is, when the run ends) can drop a message
-        # meant for a socket of the same process.
-        self._channel = f"agent_sessions.run.{uuid.uuid4().hex}"
+        self._channel = await layer.own_channel(self.layer, "agent_sessions.run.")
         await layer.retrying(
             self.layer.group_add, control_group_name(self.session_pk), self._channel
         )

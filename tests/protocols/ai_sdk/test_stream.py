@@ -28,7 +28,7 @@ def written(stream: ChatStream) -> list[Any]:
 
 def stream_of(acting: bool) -> ChatStream:
     visitor = Visitor(User(username="ann"), "conv-1", scope={}, channel_layer=get_channel_layer())
-    stream = ChatStream(visitor, PartWriter())
+    stream = ChatStream(visitor, "agent_sessions.ai_sdk.test", PartWriter())
     stream._acting = acting
     return stream
 

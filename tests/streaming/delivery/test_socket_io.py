@@ -170,3 +170,38 @@ async def test_a_watching_socket_gets_this_processs_runs_until_it_closes():
     fanout.deliver(987_654, {"type": "agent.event", "n": 2})
     assert receiver.pending == 1
     assert not fanout.is_local("test-socket-io.watcher")
+
+
+async def test_a_second_close_leaves_the_receives_cleanup_alone():
+    """A pub/sub layer's receive unsubscribes its channel when it is cancelled; a second
+    close while it does must not cancel that too (channels_redis logs it as an error)."""
+    cancels: list[str] = []
+    receiving, cleaning = asyncio.Event(), asyncio.Event()
+    release, cleaned = asyncio.Event(), asyncio.Event()
+
+    async def receive() -> Any:
+        try:
+            receiving.set()
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            cancels.append("receive")
+            cleaning.set()
+            try:
+                await release.wait()  # the unsubscribe's round trip
+            except asyncio.CancelledError:
+                cancels.append("cleanup")
+                raise
+            cleaned.set()
+            raise
+
+    io = SocketIO()
+    io.layer_receive = receive
+    reading = asyncio.create_task(io.next_message())
+    await asyncio.wait_for(receiving.wait(), 5)
+    io.close()
+    await asyncio.wait_for(cleaning.wait(), 5)
+    io.close()  # the follower closes once more on its way out
+    release.set()
+    await asyncio.wait_for(cleaned.wait(), 5)
+    assert cancels == ["receive"]
+    reading.cancel()

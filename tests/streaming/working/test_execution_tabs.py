@@ -2,7 +2,9 @@
 recorded and enqueued (the immediate backend hands it to this process's run host, a
 worker apart: its events reach the tab through the channel layer, as a task worker's
 do); the tab sees the same frames as for an inline run; Stop reaches the run; a last
-approval decision enqueues the resumption, which a task executes once."""
+approval decision enqueues the resumption, which a task executes once. Each test runs
+on channels_redis's two layers: the core one and the pub/sub one (where a layer keeps
+one set of subscriptions per event loop, so the run host's loop is a process apart)."""
 
 from __future__ import annotations
 
@@ -30,12 +32,18 @@ pytestmark = [
 REPLY = "Ann is paid; Bob's payment was refused."
 
 
-@pytest.fixture
-def as_tasks(use_agent):
+PUBSUB = "channels_redis.pubsub.RedisPubSubChannelLayer"
+
+
+@pytest.fixture(params=["core", "pubsub"])
+def as_tasks(request, use_agent, settings):
     if not os.environ.get("REDIS_URL"):
         if os.environ.get("CI"):
             pytest.fail("REDIS_URL is not set: CI must run the tests of runs as tasks")
         pytest.skip("REDIS_URL is not set (bin/test starts Redis and sets it)")
+    if request.param == "pubsub":
+        layer = settings.CHANNEL_LAYERS["default"]
+        settings.CHANNEL_LAYERS = {"default": {**layer, "BACKEND": PUBSUB}}
 
     def configure(agent: str) -> None:
         use_agent(agent, RUNS="tasks", CATCHUP_TIMEOUT_SECONDS=0.3, GAP_TIMEOUT_SECONDS=0.2)
