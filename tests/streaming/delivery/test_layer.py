@@ -5,6 +5,7 @@ as valid Unicode, on the real channel layer of the test run (Redis when configur
 from __future__ import annotations
 
 import asyncio
+import os
 import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -69,3 +70,42 @@ async def test_publish_sends_an_agent_event_with_its_fields_to_every_member() ->
         }
         await channel_layer.group_discard(group, member)
     assert event["delta"] == "half \ud83d"  # the caller's event is left as it was
+
+
+async def test_a_listeners_own_channel_is_named_here_on_a_layer_of_shared_keys() -> None:
+    channel = await layer.own_channel(get_channel_layer(), "agent_sessions.run.")
+    assert channel.startswith("agent_sessions.run.")
+    assert "!" not in channel  # not one of the process's multiplexed new_channel() ones
+
+
+@pytest.mark.redis
+async def test_on_a_pub_sub_layer_it_is_subscribed_and_hears_another_process() -> None:
+    """channels_redis's pub/sub layer refuses ``group_add`` for a channel it did not
+    make; the channel ``own_channel`` gives joins a group, and hears what another
+    process's layer (another instance) sends the group."""
+    url = os.environ.get("REDIS_URL")
+    if not url:
+        if os.environ.get("CI"):
+            pytest.fail("REDIS_URL is not set: CI must run the Redis tests")
+        pytest.skip("REDIS_URL is not set (bin/test starts Redis and sets it)")
+    from channels_redis.pubsub import RedisPubSubChannelLayer
+
+    prefix = f"test-own-{uuid.uuid4().hex[:8]}"
+    here, elsewhere = (RedisPubSubChannelLayer(hosts=[url], prefix=prefix) for _ in range(2))
+    try:
+        channel = await layer.own_channel(here, "agent_sessions.run.")
+        assert channel.startswith(f"{prefix}agent_sessions.run.")
+        with pytest.raises(RuntimeError):
+            await here.group_add("control", "agent_sessions.run.named-here")
+        await here.group_add("control", channel)
+        # A cancelled receive would unsubscribe the channel: one receive, waited on.
+        receiving = asyncio.ensure_future(here.receive(channel))
+        for _attempt in range(10):  # until Redis has the subscription
+            await elsewhere.group_send("control", {"type": "cancel"})
+            done, _pending = await asyncio.wait({receiving}, timeout=0.5)
+            if done:
+                break
+        assert receiving.result() == {"type": "cancel"}
+    finally:
+        await here.flush()
+        await elsewhere.flush()
