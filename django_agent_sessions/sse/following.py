@@ -45,5 +45,8 @@ def following(
     this worker stops."""
     io = SocketIO()
     io.layer_receive = functools.partial(visitor.channel_layer.receive, channel_name)
+    # From now on: the response's close then ends the receive (and with it a pub/sub
+    # layer's subscription), even if the response ends before it ever reads.
+    io.receive_now()
     follower = Follower(visitor, channel_name=channel_name, io=io, send=send, restart=restart)
     return Following(channel_name, io, follower)

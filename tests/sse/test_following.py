@@ -3,8 +3,12 @@ named for its transport, and its inbox receives what the layer sends to that cha
 
 from __future__ import annotations
 
+import asyncio
+import os
+import uuid
 from typing import Any
 
+import pytest
 from channels.layers import InMemoryChannelLayer
 from django.contrib.auth.models import AnonymousUser
 
@@ -38,3 +42,37 @@ async def test_its_inbox_receives_what_the_layer_sends_to_its_channel() -> None:
     await layer.send(own.channel_name, {"type": "run.event", "seq": 1})
     assert own.io.layer_receive is not None
     assert await own.io.layer_receive() == {"type": "run.event", "seq": 1}
+
+
+async def test_a_response_closed_before_it_read_leaves_no_subscription() -> None:
+    """On channels_redis's pub/sub layer a response's channel is a subscription, which
+    only a cancelled receive ends: its follower receives from the start, so that the
+    response's close ends it even when the response never read (refused, or gone)."""
+    url = os.environ.get("REDIS_URL")
+    if not url:
+        if os.environ.get("CI"):
+            pytest.fail("REDIS_URL is not set: CI must run the Redis tests")
+        pytest.skip("REDIS_URL is not set (bin/test starts Redis and sets it)")
+    from channels_redis.pubsub import RedisPubSubChannelLayer
+    from redis.asyncio import Redis
+
+    layer = RedisPubSubChannelLayer(hosts=[url], prefix=f"test-sub-{uuid.uuid4().hex[:8]}")
+    visitor = _visitor(layer)  # type: ignore[arg-type]
+    client = Redis.from_url(url)
+
+    async def subscribers(channel: str) -> int:
+        return int(dict(await client.pubsub_numsub(channel))[channel.encode()])
+
+    try:
+        channel = await response_channel(visitor, "ai_sdk")
+        assert await subscribers(channel) == 1
+        own = following(visitor, channel_name=channel, send=_ignore, restart=_ignore)
+        await own.follower.close(tell_the_run=False)
+        for _check in range(500):  # until the cancelled receive has unsubscribed
+            if await subscribers(channel) == 0:
+                break
+            await asyncio.sleep(0.01)
+        assert await subscribers(channel) == 0
+    finally:
+        await layer.flush()
+        await client.aclose()

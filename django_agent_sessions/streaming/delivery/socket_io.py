@@ -85,7 +85,17 @@ class SocketIO:
         # cancel interrupts that (channels_redis logs it with a traceback).
         if self._pump is not None and not self._pump_cancelled:
             self._pump_cancelled = True
-            self._pump.cancel()
+            self._cancel_pump(self._pump)
+
+    def _cancel_pump(self, pump: asyncio.Task[None]) -> None:
+        # On the pump's loop, from any thread (Django closes a response in a thread), and
+        # after the pump's first step: cancelled before it began its receive, it would
+        # leave a pub/sub layer's channel subscribed.
+        loop = self._loop
+        if loop is not None and not loop.is_closed():
+            loop.call_soon_threadsafe(pump.cancel)
+        else:
+            pump.cancel()
 
     def deliver_local(self, message: dict[str, Any]) -> None:
         loop = self._loop
@@ -96,11 +106,17 @@ class SocketIO:
             return
         self._put(message)
 
-    async def next_message(self) -> Any:
-        """The consumer's channel-layer receive: the next message of the inbox."""
+    def receive_now(self) -> None:
+        """Start receiving from the layer now, not at the first read: a pub/sub layer's
+        channel stays subscribed until a receive of it is cancelled, which ``close()``
+        then does even for a response closed before it ever read."""
         self._loop = asyncio.get_running_loop()
         if self._pump is None:
             self._pump = asyncio.create_task(self._pump_layer())
+
+    async def next_message(self) -> Any:
+        """The consumer's channel-layer receive: the next message of the inbox."""
+        self.receive_now()
         message = await self._inbox.get()
         if isinstance(message, BaseException):
             raise message
