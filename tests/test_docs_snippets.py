@@ -1,5 +1,5 @@
-"""The Python blocks of docs/attachments.md, docs/feedback.md and the run context's in
-docs/wire-protocol.md, run as written."""
+"""The Python blocks of docs/attachments.md, docs/feedback.md, the run context's in
+docs/wire-protocol.md and the pub/sub layer's in docs/tasks.md, run as written."""
 
 from __future__ import annotations
 
@@ -62,3 +62,18 @@ def test_the_run_context_block_makes_the_tools_context_from_the_default(settings
         del sys.modules[module.__name__]
     assert isinstance(made, module.TenantContext)
     assert (made.user, made.session_id, made.tenant) == (user, "s-1", "acme")
+
+
+def test_the_pub_sub_layer_block_builds_that_layer_and_passes_the_checks(settings):
+    from channels.layers import get_channel_layer
+    from django.core.checks import run_checks
+
+    (block,) = [b for b in _python_blocks("tasks.md") if "RedisPubSubChannelLayer" in b]
+    namespace: dict[str, Any] = {"REDIS_URL": "redis://127.0.0.1:6379/0"}
+    exec(block, namespace)
+    settings.CHANNEL_LAYERS = namespace["CHANNEL_LAYERS"]
+    settings.AGENT_SESSIONS = {"AGENT": "tests.chat_agent.make_agent"}  # a websocket site
+    assert type(get_channel_layer()).__name__ == "RedisPubSubChannelLayer"
+    # W012: a host whose read timeout would close idle consumers; W011: no layer.
+    ids = {str(message.id) for message in run_checks()}
+    assert not ids & {"django_agent_sessions.W011", "django_agent_sessions.W012"}

@@ -29,13 +29,34 @@ def _owner(connection: BaseDatabaseWrapper, owner_columns: list[str]) -> tuple[s
     return owner, quote(get_user_model()._meta.pk.column)  # type: ignore[union-attr]
 
 
+# What a claim returns of its run and order, from ``_claim_steps``' rows.
+_CLAIMED = """leased.id, leased.run_id, leased.history_item_id, leased.event_seq,
+            claimed.origin, claimed.input, claimed.agent, claimed.context, claimed.detached"""
+
+
+def _claim_steps(runs: str, orders: str, targets: str) -> str:
+    """The two steps every claim ends with, after its ``target`` rows (joined as
+    ``targets``): claimed, the order's conditional claim (worker and time as
+    parameters); leased, a running run's lease (its end and the running status)."""
+    return f"""claimed AS (
+            UPDATE {orders} o SET claimed = 1, claimed_by = %s, claimed_at = %s
+            FROM {targets}
+            WHERE o.run_id = t.run_pk AND o.claimed = 0 AND o.ordered >= 1
+            RETURNING o.run_id, o.origin, o.input, o.agent, o.context, o.detached
+        ), leased AS (
+            UPDATE {runs} r SET lease_expires_at = %s
+            FROM claimed c WHERE r.id = c.run_id AND r.status = %s
+            RETURNING r.id, r.run_id, r.history_item_id, r.event_seq
+        )"""
+
+
 def claim_start(connection: BaseDatabaseWrapper, owner_columns: list[str]) -> str:
     """A run's start claimed in one statement: its run id, worker, time, lease and the
     running status as parameters."""
     runs, orders, conversations, users = _tables(connection)
     owner, owner_pk = _owner(connection, owner_columns)
     # target: the run and its order; locked: its conversation (``lock_many``'s no-op
-    # UPDATE); claimed: the order's claim, conditional; leased: a running run's lease.
+    # UPDATE); then the claim and the lease (``_claim_steps``).
     return f"""
         WITH target AS (
             SELECT r.id AS run_pk, r.session_id AS session_pk
@@ -45,19 +66,8 @@ def claim_start(connection: BaseDatabaseWrapper, owner_columns: list[str]) -> st
             UPDATE {conversations} s SET item_count = s.item_count
             FROM target t WHERE s.id = t.session_pk
             RETURNING s.id, s.session_id, s.owner_id
-        ), claimed AS (
-            UPDATE {orders} o SET claimed = 1, claimed_by = %s, claimed_at = %s
-            FROM target t JOIN locked l ON l.id = t.session_pk
-            WHERE o.run_id = t.run_pk AND o.claimed = 0 AND o.ordered >= 1
-            RETURNING o.run_id, o.origin, o.input, o.agent, o.context, o.detached
-        ), leased AS (
-            UPDATE {runs} r SET lease_expires_at = %s
-            FROM claimed c WHERE r.id = c.run_id AND r.status = %s
-            RETURNING r.id, r.run_id, r.history_item_id, r.event_seq
-        )
-        SELECT leased.id, leased.run_id, leased.history_item_id, leased.event_seq,
-            claimed.origin, claimed.input, claimed.agent, claimed.context, claimed.detached,
-            locked.id, locked.session_id, {owner}
+        ), {_claim_steps(runs, orders, "target t JOIN locked l ON l.id = t.session_pk")}
+        SELECT {_CLAIMED}, locked.id, locked.session_id, {owner}
         FROM leased JOIN claimed ON claimed.run_id = leased.id CROSS JOIN locked
         LEFT JOIN {users} u ON u.{owner_pk} = locked.owner_id
     """
@@ -85,19 +95,8 @@ def claim_waiting_starts(connection: BaseDatabaseWrapper, owner_columns: list[st
             ORDER BY o.ordered_at
             LIMIT %s
             FOR NO KEY UPDATE OF s SKIP LOCKED
-        ), claimed AS (
-            UPDATE {orders} o SET claimed = 1, claimed_by = %s, claimed_at = %s
-            FROM target t
-            WHERE o.run_id = t.run_pk AND o.claimed = 0 AND o.ordered >= 1
-            RETURNING o.run_id, o.origin, o.input, o.agent, o.context, o.detached
-        ), leased AS (
-            UPDATE {runs} r SET lease_expires_at = %s
-            FROM claimed c WHERE r.id = c.run_id AND r.status = %s
-            RETURNING r.id, r.run_id, r.history_item_id, r.event_seq
-        )
-        SELECT leased.id, leased.run_id, leased.history_item_id, leased.event_seq,
-            claimed.origin, claimed.input, claimed.agent, claimed.context, claimed.detached,
-            t.session_pk, t.session_id, {owner}
+        ), {_claim_steps(runs, orders, "target t")}
+        SELECT {_CLAIMED}, t.session_pk, t.session_id, {owner}
         FROM leased JOIN claimed ON claimed.run_id = leased.id
         JOIN target t ON t.run_pk = leased.id
         LEFT JOIN {users} u ON u.{owner_pk} = t.owner_id

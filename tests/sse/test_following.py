@@ -4,16 +4,15 @@ named for its transport, and its inbox receives what the layer sends to that cha
 from __future__ import annotations
 
 import asyncio
-import os
 import uuid
 from typing import Any
 
-import pytest
 from channels.layers import InMemoryChannelLayer
 from django.contrib.auth.models import AnonymousUser
 
 from django_agent_sessions.sse.following import following, response_channel
 from django_agent_sessions.streaming import Visitor
+from tests.task_workers import require_redis
 
 
 async def _ignore(*_args: Any) -> None:
@@ -48,11 +47,7 @@ async def test_a_response_closed_before_it_read_leaves_no_subscription() -> None
     """On channels_redis's pub/sub layer a response's channel is a subscription, which
     only a cancelled receive ends: its follower receives from the start, so that the
     response's close ends it even when the response never read (refused, or gone)."""
-    url = os.environ.get("REDIS_URL")
-    if not url:
-        if os.environ.get("CI"):
-            pytest.fail("REDIS_URL is not set: CI must run the Redis tests")
-        pytest.skip("REDIS_URL is not set (bin/test starts Redis and sets it)")
+    url = require_redis()
     from channels_redis.pubsub import RedisPubSubChannelLayer
     from redis.asyncio import Redis
 

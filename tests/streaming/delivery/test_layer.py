@@ -5,7 +5,6 @@ as valid Unicode, on the real channel layer of the test run (Redis when configur
 from __future__ import annotations
 
 import asyncio
-import os
 import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -14,6 +13,7 @@ import pytest
 from channels.layers import get_channel_layer
 
 from django_agent_sessions.streaming.delivery import layer
+from tests.task_workers import require_redis
 
 
 def failing(times: int) -> tuple[Callable[..., Awaitable[str]], list[tuple[Any, ...]]]:
@@ -83,11 +83,7 @@ async def test_on_a_pub_sub_layer_it_is_subscribed_and_hears_another_process() -
     """channels_redis's pub/sub layer refuses ``group_add`` for a channel it did not
     make; the channel ``own_channel`` gives joins a group, and hears what another
     process's layer (another instance) sends the group."""
-    url = os.environ.get("REDIS_URL")
-    if not url:
-        if os.environ.get("CI"):
-            pytest.fail("REDIS_URL is not set: CI must run the Redis tests")
-        pytest.skip("REDIS_URL is not set (bin/test starts Redis and sets it)")
+    url = require_redis()
     from channels_redis.pubsub import RedisPubSubChannelLayer
 
     prefix = f"test-own-{uuid.uuid4().hex[:8]}"

@@ -6,8 +6,6 @@ was told to stop. Several task workers claiming at once: ``test_tasks_workers.py
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
-from typing import Any
 
 import pytest
 
@@ -15,7 +13,7 @@ from django_agent_sessions.models import RunOrder
 from django_agent_sessions.streaming.working import stopping
 from django_agent_sessions.streaming.working.host import RunHost
 from tests import order_agent
-from tests.streaming.working.test_host import WAIT, ended, place
+from tests.streaming.working.test_host import WAIT, _gated, ended, place  # noqa: F401 - fixture
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -24,15 +22,6 @@ pytestmark = pytest.mark.django_db(transaction=True)
 def host() -> RunHost:
     """A host of three runs that claims up to five ahead."""
     return RunHost(3, claim_ahead=5)
-
-
-@pytest.fixture(autouse=True)
-def _gated(settings: Any) -> Iterator[None]:
-    settings.AGENT_SESSIONS = {"AGENT": order_agent.GATED, "RUNS": "tasks", "RATE_LIMIT": None}
-    order_agent.reset()
-    yield
-    for event in list(order_agent.GATES.values()):  # a failing test leaves no run waiting
-        event.set()
 
 
 def claimed_by(run_id: str) -> str:
